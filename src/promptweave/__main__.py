@@ -1,0 +1,3 @@
+from promptweave.cli.app import main
+
+main()
