@@ -97,7 +97,9 @@ class PromptBuilder:
     @property
     def shot_ids(self) -> list[list[int]]:
         if self._ids is None:
-            same = self.dataset.train is self.dataset.test
+            same = self.dataset.same_split
+            if same is None:
+                same = self.dataset.train is self.dataset.test
             self._ids = self.dataset.retriever.select(self.dataset.train, self.dataset.test, same_split=same)
         return self._ids
 

@@ -103,6 +103,7 @@ class DatasetSpec:
     test: Sequence[Row]
     file: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    same_split: bool | None = None
 
     @property
     def template(self) -> PromptTemplate:

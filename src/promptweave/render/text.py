@@ -58,10 +58,38 @@ def render_text(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "
     if meta is None:
         return join_plain(prompt.items)
     out: list = []
-    _add(out, meta.begin or "")
+    _render(prompt, meta, mode, lambda piece, tag: _add(out, piece))
+    return finish(out)
+
+
+def render_text_annotated(prompt: str | Dialogue, meta: MetaTemplate | None,
+                          mode: str = "gen") -> tuple[list[tuple[Any, str]], bool]:
+    """Like :func:`render_text`, as (piece, tag) pairs for display, and whether generation cut it.
+
+    Tags: ``meta`` (meta-template text), ``role:<ROLE>`` (a turn's content), ``text`` (plain strings).
+    """
+    if isinstance(prompt, str):
+        return [(prompt, "text")], False
+    if meta is None:
+        return [(join_plain(prompt.items), "text")], False
+    out: list[tuple[Any, str]] = []
+    cut = not _render(prompt, meta, mode, lambda piece, tag: out.append((piece, tag)))
+    return out, cut
+
+
+def _render(prompt: Dialogue, meta: MetaTemplate, mode: str, emit: Any) -> bool:
+    emit(meta.begin or "", "meta")
 
     def on_string(s: str) -> None:
-        out.append(s)
+        emit(s, "text")
+
+    def turn(m: Merged, for_gen: bool) -> bool:
+        emit(m.begin, "meta")
+        if for_gen and m.generate:
+            return False
+        emit(m.prompt or "", "role:" + m.role)
+        emit(m.end, "meta")
+        return True
 
     def on_rounds(turns: list[Turn], gen_last: bool) -> bool:
         rounds = split_rounds(turns, meta, use_fallback=False)
@@ -70,26 +98,16 @@ def render_text(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "
             for_gen = gen_last and r == last
             for spec in meta.round:
                 if type(spec) is str:
-                    out.append(spec)
-                    continue
-                m = Merged(spec, round_turns.get(spec.role))
-                _add(out, m.begin)
-                if for_gen and m.generate:
+                    emit(spec, "meta")
+                elif not turn(Merged(spec, round_turns.get(spec.role)), for_gen):
                     return False
-                _add(out, m.prompt or "")
-                _add(out, m.end)
         return True
 
-    def on_single(turn: Turn, gen: bool) -> bool:
-        role = resolve_role(turn, meta, "template")
-        m = Merged(meta.roles[role], turn)
-        _add(out, m.begin)
-        if gen and m.generate:
-            return False
-        _add(out, m.prompt or "")
-        _add(out, m.end)
-        return True
+    def on_single(t: Turn, gen: bool) -> bool:
+        role = resolve_role(t, meta, "template")
+        return turn(Merged(meta.roles[role], t), gen)
 
-    if walk(prompt.items, meta, mode, on_string, on_rounds, on_single):
-        _add(out, meta.end or "")
-    return finish(out)
+    complete = walk(prompt.items, meta, mode, on_string, on_rounds, on_single)
+    if complete:
+        emit(meta.end or "", "meta")
+    return complete
