@@ -35,7 +35,7 @@ def view_cmd(
     from promptweave.engine import PromptBuilder
 
     console = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     records: list[dict[str, Any]] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -14,13 +14,17 @@ def open_dataset(config: Config, index: int, *, add_meta: bool = False) -> Datas
 
     cfg = config.datasets[index]
     where = f"datasets[{index}]"
+    # Templates first: a config mistake is reported before any data is read.
+    spec = DatasetSpec.from_config(cfg, train=[], test=[], file=str(config.path), field_path=where,
+                                   check_columns=False)
     try:
         splits = load_dataset(cfg, base_dir=config.base_dir, file=str(config.path), add_meta=add_meta)
     except PromptweaveError as exc:
-        raise exc if exc.file else exc.at(file=str(config.path), prefix=where) from None
-    spec = DatasetSpec.from_config(cfg, train=splits.train, test=splits.test, file=str(config.path),
-                                   field_path=where)
-    spec.same_split = splits.same_split
+        if exc.file in (None, str(config.path)) and not (exc.field or "").startswith("datasets["):
+            raise exc.at(file=str(config.path), prefix=where) from None
+        raise
+    spec.train, spec.test, spec.same_split = splits.train, splits.test, splits.same_split
+    spec.check_columns()
     return spec
 
 

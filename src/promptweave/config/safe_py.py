@@ -331,7 +331,10 @@ class SafeConfigInterpreter:
             if isinstance(base, ModuleRef):
                 if base.name == "copy" and func.attr in ("deepcopy", "copy"):
                     return copy.deepcopy(args[0]) if func.attr == "deepcopy" else copy.copy(args[0])
-                return base.attr(func.attr)(*args, **kwargs)
+                if args:
+                    raise self.err(node, f"calling {base.name}.{func.attr}(...) is not allowed in a config "
+                                         "evaluated safely; pass --trust-config to run it as Python")
+                return base.attr(func.attr)(**kwargs)
             allowed = _SAFE_METHODS.get(type(base), frozenset())
             if func.attr not in allowed:
                 raise self.err(node, f"calling .{func.attr}() on a {type(base).__name__} is not allowed in configs")
