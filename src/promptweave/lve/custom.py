@@ -103,27 +103,24 @@ _loaded: dict[Path, types.ModuleType] = {}
 
 def load_custom_checker(path: Path, name: str) -> type:
     """Import a trusted checker file and return class ``name`` (the ``lve`` stand-in is visible only
-    while the file is imported, and only where no real ``lve`` package is installed)."""
+    while the file is imported)."""
     path = path.resolve()
     module = _loaded.get(path)
     if module is None:
         shims = _compat_modules()
         saved = {k: sys.modules.get(k) for k in shims}
-        use_shims = importlib.util.find_spec("lve") is None if "lve" not in sys.modules else False
-        if use_shims:
-            sys.modules.update(shims)
+        sys.modules.update(shims)
         try:
             spec = importlib.util.spec_from_file_location(f"promptweave_lve_custom_{abs(hash(path))}", path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
         finally:
-            if use_shims:
-                for key, old in saved.items():
-                    if old is None:
-                        sys.modules.pop(key, None)
-                    else:
-                        sys.modules[key] = old
+            for key, old in saved.items():
+                if old is None:
+                    sys.modules.pop(key, None)
+                else:
+                    sys.modules[key] = old
         _loaded[path] = module
     cls = getattr(module, name, None)
     if not isinstance(cls, type):

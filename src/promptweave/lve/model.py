@@ -6,29 +6,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import LVEError
+from promptweave.lve.errors import LVECheckError, LVEFillError, LVELoadError
 from promptweave.lve.template import Template
 
-
-class LVELoadError(LVEError):
-    """The test folder itself is invalid (seen at load time, before any instance)."""
-
-    code = "PW510"
-    stage = "load"
-
-
-class LVEFillError(LVEError):
-    """An instance's arguments do not fit the test (seen when filling, before any model call)."""
-
-    code = "PW520"
-    stage = "fill"
-
-
-class LVECheckError(LVEError):
-    """The checker failed while judging a response (after the model calls)."""
-
-    code = "PW530"
-    stage = "check"
+__all__ = ["LVECheckError", "LVEFillError", "LVELoadError", "Role", "Message", "PromptSpec", "RunSpec",
+           "CheckerSpec", "LVETest"]
 
 
 class Role(str, Enum):

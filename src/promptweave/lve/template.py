@@ -16,18 +16,18 @@ import string
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
-from promptweave.errors import LVEError
+from promptweave.lve.errors import LVEFillError, LVELoadError
 
 _FORMATTER = string.Formatter()
 
 
-class TemplateSyntaxError(LVEError):
+class TemplateSyntaxError(LVELoadError):
     """A placeholder in a prompt or checker argument cannot be used (load-time fault)."""
 
     code = "PW511"
 
 
-class MissingValueError(LVEError):
+class MissingValueError(LVEFillError):
     """A placeholder has no value, or its value does not fit its format spec (fill-time fault)."""
 
     code = "PW521"
