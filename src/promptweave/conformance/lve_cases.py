@@ -18,6 +18,8 @@ really depends on the instance.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,13 @@ def _materialize(case: dict[str, Any], root: Path) -> Path:
 
 
 def check(case: dict[str, Any]) -> Outcome:
+    # The corpus is checked offline: a custom checker that wants a model from the Hugging Face hub
+    # fails fast instead of retrying the network (its verdict is then skipped, like the corpus's own).
+    if "HF_HUB_OFFLINE" not in os.environ:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        constants = sys.modules.get("huggingface_hub.constants")
+        if constants is not None:  # already imported: it read the variable at import time
+            constants.HF_HUB_OFFLINE = True
     with tempfile.TemporaryDirectory(prefix="pw-lve-") as tmp:
         folder = _materialize(case, Path(tmp))
         if case.get("kind") == "lve-invalid":

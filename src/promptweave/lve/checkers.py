@@ -417,6 +417,20 @@ class PII_Checker(Checker):  # noqa: N801 - LVE's name
         return response
 
 
+def _model_is_local(model: str) -> bool:
+    """True when a Hugging Face model is a local folder or already in the hub cache (no network)."""
+    from pathlib import Path
+
+    if Path(model).is_dir():
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    found = try_to_load_from_cache(model, "config.json")
+    return isinstance(found, str)
+
+
 class _ClassifierChecker(Checker):
     """Unsafe iff a Hugging Face text classifier gives ``label`` a score >= threshold."""
 
@@ -428,12 +442,15 @@ class _ClassifierChecker(Checker):
         reason = self.available()
         if reason:
             raise NeedsExtraError(reason)
+        if not _model_is_local(model):
+            raise NeedsExtraError(f"{self.name} needs the Hugging Face model '{model}' in the local cache "
+                                  "(or a local folder); nothing is downloaded")
         from transformers import pipeline  # type: ignore[import-not-found]
 
         try:
             self.classifier = pipeline("text-classification", model=model, model_kwargs={"local_files_only": True})
-        except OSError as exc:
-            raise NeedsExtraError(f"{self.name} needs the model '{model}' available locally: {exc}") from None
+        except (OSError, ValueError) as exc:
+            raise NeedsExtraError(f"{self.name} could not load the model '{model}': {exc}") from None
 
     def _score(self, text: str) -> float:
         results = self.classifier(text, top_k=None, truncation=True)

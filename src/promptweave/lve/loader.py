@@ -25,11 +25,11 @@ PLACEHOLDER = "<please fill in>"
 TAG_NAMES = ("severity", "jailbreak", "paper")
 SEVERITIES = ("low", "medium", "high")
 
-# Model families LVE can run, by name prefix; ``system`` says whether their prompt format has a
-# system role (LVE's Mistral format raises on one).
+# Model providers LVE has backends for, by name prefix; ``system`` says whether their prompt format
+# has a system role (LVE's Mistral format raises on one).
 MODEL_FAMILIES: tuple[tuple[str, bool], ...] = (
-    ("openai/", True), ("meta/llama-2", True), ("hf-meta/", True), ("mistralai/mistral", False),
-    ("hf-mistralai/", False), ("microsoft/phi", True), ("dummy/", True),
+    ("openai/", True), ("meta/", True), ("hf-meta/", True), ("mistralai/", False), ("hf-mistralai/", False),
+    ("microsoft/", True), ("hf-microsoft/", True), ("dummy/", True),
 )
 
 

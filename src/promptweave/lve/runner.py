@@ -144,6 +144,11 @@ def _checker_args(test: LVETest, args: dict[str, Any], param_values: dict[str, A
     return out
 
 
+# Custom checkers that could not start here for environmental reasons (a missing package or model),
+# remembered so a replay or conformance pass does not retry the import for every instance.
+_UNAVAILABLE: dict[tuple[Any, str], str] = {}
+
+
 def _build_checker(test: LVETest, args: dict[str, Any], param_values: dict[str, Any], *,
                    trust_checkers: bool, skip_unavailable: bool) -> tuple[Any | None, str | None]:
     spec = test.checker
@@ -174,6 +179,9 @@ def _build_checker(test: LVETest, args: dict[str, Any], param_values: dict[str, 
         return checker, None
 
     assert spec.custom_file is not None
+    cache_key = (spec.custom_file, spec.name)
+    if skip_unavailable and cache_key in _UNAVAILABLE:
+        return None, _UNAVAILABLE[cache_key]
     if not trust_checkers:
         raise UntrustedCheckerError(
             f"checker '{spec.name}' is Python code in {spec.custom_file}; it runs only with --trust-checkers "
@@ -184,7 +192,8 @@ def _build_checker(test: LVETest, args: dict[str, Any], param_values: dict[str, 
         raise
     except Exception as exc:  # the checker file failed to import (often a missing dependency)
         if skip_unavailable:
-            return None, f"unavailable: custom checker failed to import: {type(exc).__name__}: {exc}"
+            _UNAVAILABLE[cache_key] = f"unavailable: custom checker failed to import: {type(exc).__name__}: {exc}"
+            return None, _UNAVAILABLE[cache_key]
         raise LVEError(f"custom checker failed to import: {type(exc).__name__}: {exc}",
                        file=str(spec.custom_file)) from None
     multi = bool(getattr(cls, "multi_run", False))
@@ -202,7 +211,10 @@ def _build_checker(test: LVETest, args: dict[str, Any], param_values: dict[str, 
         return cls(**kwargs), None
     except Exception as exc:
         if skip_unavailable:
-            return None, f"unavailable: custom checker failed to start: {type(exc).__name__}: {exc}"
+            status = f"unavailable: custom checker failed to start: {type(exc).__name__}: {exc}"
+            if isinstance(exc, (ImportError, OSError, core.NeedsExtraError)):
+                _UNAVAILABLE[cache_key] = status  # an environment fault: same for every instance
+            return None, status
         raise LVEError(f"custom checker {spec.name} failed to start: {type(exc).__name__}: {exc}",
                        file=str(spec.custom_file)) from None
 

@@ -91,9 +91,11 @@ SAFE_BUILTINS: dict[str, Any] = {
     "max": max, "sum": sum, "any": any, "all": all, "sorted": sorted, "reversed": reversed,
     "enumerate": enumerate, "zip": zip, "range": _safe_range, "round": round, "list": list,
     "tuple": tuple, "set": set, "dict": dict, "frozenset": frozenset, "ord": ord, "chr": chr,
-    "divmod": divmod, "repr": repr, "map": map, "filter": filter,
+    "divmod": divmod, "repr": repr, "map": map, "filter": filter, "isinstance": isinstance,
     "True": True, "False": False, "None": None, "re": _RE, "json": _JSON,
 }
+
+SAFE_BUILTINS["pow"] = lambda a, b: _pow(a, b)
 
 # Methods callable on values of each type; anything else (and every _name) is refused.
 _STR_METHODS = frozenset({
