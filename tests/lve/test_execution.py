@@ -173,3 +173,16 @@ def test_optional_checker_without_its_dependency_says_which_extra(make_lve, monk
     assert model.sent == []
     skipped = run_instance(test, {}, ScriptedChatModel(["x"]), skip_unavailable_checker=True)
     assert skipped.is_safe is None and skipped.prepared.checker_status.startswith("unavailable")
+
+
+def test_replay_feeds_recorded_variables_back_in_call_order(make_lve):
+    from promptweave.lve import replay_instance
+
+    test = load_test(make_lve(base_test(
+        prompt=[{"content": "a {x}"}, {"role": "assistant", "variable": "v1"}, {"content": "b"}],
+        prompt_parameters=["x"], checker_args={"checker_name": "LambdaChecker", "func": "lambda r, x: r == str(x)"})))
+    result = replay_instance(test, {"args": {"x": 3}, "response": {"v1": "first", "response": "3"}, "passed": True})
+    assert result.requests[1][1] == {"role": "assistant", "content": "first"}
+    assert result.response == {"v1": "first", "response": "3"} and result.is_safe is True
+    with pytest.raises(LVEError, match="no value for variable 'v1'"):
+        replay_instance(test, {"args": {"x": 3}, "response": {"response": "3"}})
