@@ -272,8 +272,8 @@ def execute(prepared: PreparedRun, model: ChatModel) -> RunResult:
         try:
             verdict = checker.is_safe(outs if prepared.test.multi_run else outs[0], prepared.param_values)
             is_safe = bool(verdict)
-            response = checker.postprocess_response(response) if not prepared.test.multi_run else [
-                checker.postprocess_response(r) for r in response]
+            # multi-run checkers get the list of run responses, as LVE documents
+            response = checker.postprocess_response(response)
         except LVEError as exc:
             error = LVECheckError(exc.message, file=exc.file, field=exc.field).message
         except Exception as exc:  # a checker computing on an unexpected reply, e.g. int("five")
