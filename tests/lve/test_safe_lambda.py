@@ -29,6 +29,12 @@ def test_generator_short_circuits_like_python():
     assert fn(["0", "not a number"]) is False  # stops before int("not a number")
 
 
+def test_unknown_names_are_refused_before_running():
+    with pytest.raises(UnsafeExpressionError, match="foo"):
+        SafeLambda.compile("lambda r, a: [x for x in a if foo(x)]")
+    SafeLambda.compile("lambda r, a: [x for x in a for y in x if y] + list(map(lambda z: z, a))")
+
+
 @pytest.mark.parametrize("source", [
     "lambda r: __import__('os').system('echo hi')",
     "lambda r: ().__class__.__bases__[0].__subclasses__()",
@@ -47,7 +53,9 @@ def test_escapes_are_refused(source):
         SafeLambda.compile(source)("x")
 
 
-@pytest.mark.parametrize("source", ["import os", "x = 1", "1 + 1", "def f(): pass", "lambda r: (x := 1)"])
+@pytest.mark.parametrize("source", ["import os", "x = 1", "1 + 1", "def f(): pass", "lambda r: (x := 1)",
+                                    "lambda r: foo(r)", "lambda r: [y for x in r]", "lambda r: re.system",
+                                    "lambda r: r.format(1)", "lambda r: math.sqrt(r)"])
 def test_only_a_single_lambda_expression_is_accepted(source):
     with pytest.raises(UnsafeExpressionError):
         SafeLambda.compile(source)

@@ -462,7 +462,59 @@ def _parse(source: str) -> ast.Lambda:
         if isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             raise UnsafeExpressionError(f"'{type(node).__name__}' is not allowed in checker lambdas",
                                         value=source)
-    return tree.body
+    lam = tree.body
+    unknown = sorted(_free_names(lam, set()) - set(SAFE_BUILTINS))
+    if unknown:
+        raise UnsafeExpressionError(f"name(s) {', '.join(unknown)} are not available in checker lambdas",
+                                    value=source, expected="the lambda's parameters and " +
+                                    ", ".join(k for k in SAFE_BUILTINS if k[0].islower()))
+    known_attrs = set().union(*(names for _, names in _ALLOWED_ATTRS))
+    for node in ast.walk(lam):
+        if not isinstance(node, ast.Attribute):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("re", "json"):
+            namespace = SAFE_BUILTINS[node.value.id]
+            if node.attr not in namespace._members:
+                raise UnsafeExpressionError(f"'{node.value.id}.{node.attr}' is not available in checker lambdas",
+                                            value=source)
+        elif node.attr not in known_attrs:
+            raise UnsafeExpressionError(f"method or attribute '.{node.attr}' is not available in checker lambdas",
+                                        value=source)
+    return lam
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _free_names(node: ast.AST, bound: set[str]) -> set[str]:
+    """Names read by ``node`` that are not bound by an enclosing lambda or comprehension."""
+    if isinstance(node, ast.Name):
+        return set() if node.id in bound else {node.id}
+    if isinstance(node, ast.Lambda):
+        args = node.args
+        inner = bound | {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        inner |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        free = set()
+        for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            free |= _free_names(d, bound)
+        return free | _free_names(node.body, inner)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        free: set[str] = set()
+        scope = set(bound)
+        for i, gen in enumerate(node.generators):
+            free |= _free_names(gen.iter, bound if i == 0 else scope)
+            scope |= _target_names(gen.target)
+            for cond in gen.ifs:
+                free |= _free_names(cond, scope)
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for part in parts:
+            free |= _free_names(part, scope)
+        return free
+    free = set()
+    for child in ast.iter_child_nodes(node):
+        free |= _free_names(child, bound)
+    return free
 
 
 @dataclass(frozen=True)
