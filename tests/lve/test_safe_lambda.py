@@ -18,6 +18,7 @@ from promptweave.lve.safe_lambda import ExpressionLimitError, SafeLambda, Unsafe
     ("lambda r: json.loads(r)['k'] == 'v1'", ('{"k": "v1"}',), {}, True),
     ("lambda r, *rest, **kw: (len(rest), sorted(kw))", (1, 2, 3), {"z": 1}, (2, ["z"])),
     ("lambda r, x=5: r + x", (1,), {}, 6),
+    ("lambda r: '%5s|%d' % (r, 7)", ("ab",), {}, "   ab|7"),
     ("lambda r: isinstance(r, (int, float)) and pow(r, 2) == 9", (3,), {}, True),
 ])
 def test_ordinary_checker_lambdas_work(source, args, kwargs, expected):
@@ -72,6 +73,7 @@ def test_only_a_single_lambda_expression_is_accepted(source):
     "lambda r: ('x' * 1000).replace('', 'y' * 100000)",
     "lambda r: f'{r:>100000000000}'",
     "lambda r: range(10**12)",
+    "lambda r: '%999999999s' % r",
 ])
 def test_long_running_or_huge_expressions_are_stopped(source):
     fn = SafeLambda.compile(source, max_steps=200_000)

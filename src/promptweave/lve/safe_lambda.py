@@ -31,7 +31,7 @@ from promptweave.errors import LVEError
 
 MAX_STEPS = 1_000_000
 MAX_SECONDS = 2.0
-MAX_SEQ_LEN = 10_000_000
+MAX_SEQ_LEN = 1_000_000
 MAX_INT_BITS = 100_000
 
 
@@ -156,6 +156,14 @@ def _pow(a: Any, b: Any) -> Any:
     return operator.pow(a, b)
 
 
+def _mod(a: Any, b: Any) -> Any:
+    if isinstance(a, (str, bytes)):
+        text = a.decode("latin-1") if isinstance(a, bytes) else a
+        if any(int(n) > MAX_SEQ_LEN for n in re.findall(r"%[-+ #0]*(\d+)", text)):
+            raise ExpressionLimitError("%-format width too large for a checker lambda")
+    return operator.mod(a, b)
+
+
 def _lshift(a: Any, b: Any) -> Any:
     if isinstance(b, int) and b > MAX_INT_BITS:
         raise ExpressionLimitError("shift too large for a checker lambda", value=b)
@@ -164,7 +172,7 @@ def _lshift(a: Any, b: Any) -> Any:
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _pow, ast.LShift: _lshift,
+    ast.FloorDiv: operator.floordiv, ast.Mod: _mod, ast.Pow: _pow, ast.LShift: _lshift,
     ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_,
     ast.BitXor: operator.xor,
 }
