@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from lve_helpers import base_test
+from tests.lve.lve_helpers import base_test
 
 from promptweave.errors import LVEError
 from promptweave.lve import LVEFillError, LVELoadError, ScriptedChatModel, load_test, prepare, run_instance

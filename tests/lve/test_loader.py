@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from lve_helpers import base_test
+from tests.lve.lve_helpers import base_test
 
 from promptweave.errors import LVEError, PromptweaveError
 from promptweave.lve import LVELoadError, Role, ScriptedChatModel, load_test, run_instance

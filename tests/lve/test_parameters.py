@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from lve_helpers import base_test
+from tests.lve.lve_helpers import base_test
 
 from promptweave.lve import LVEFillError, LVELoadError, ScriptedChatModel, load_test, prepare, run_instance
 from promptweave.lve.runner import generation_params, split_instance_args
