@@ -259,7 +259,7 @@ class MediaText:
                        "text models (dialect='aisbench'); use the default dialect to render placeholders instead")
             else:
                 msg = (f"{who} cannot take media: each image/video/audio part is written as a placeholder "
-                       f"({', '.join(sorted(set(self.placeholders.values())))})")
+                       f"such as {self.placeholders.get('image', '<image>')!r}")
             warnings.warn(msg, PromptweaveWarning, stacklevel=3)
         return Dialogue(tuple(items))
 
@@ -352,7 +352,8 @@ class MMPromptTemplate(PromptTemplate):
                     if item.get("prompt") is not None:
                         raise TemplateError("a turn has both 'prompt' and 'prompt_mm'", file=self.file, field=p,
                                             expected="the text as prompt_mm.text")
-                    MMSpec.compile(item["prompt_mm"], field=p + ".prompt_mm", file=self.file)
+                    spec = MMSpec.compile(item["prompt_mm"], field=p + ".prompt_mm", file=self.file)
+                    self.__dict__.setdefault("_mm_specs", {})[id(item["prompt_mm"])] = spec
                 elif isinstance(item.get("prompt"), str):
                     names = CompiledText.parse(item["prompt"]).names
                     if names:
@@ -372,7 +373,10 @@ class MMPromptTemplate(PromptTemplate):
         items = []
         for it in out:
             if type(it) is TurnTemplate:
-                mm = it.mm if it.mm is None else MMSpec.compile(it.mm, field=it.field + ".prompt_mm", file=self.file)
+                mm = it.mm
+                if mm is not None:
+                    mm = self.__dict__.get("_mm_specs", {}).get(id(mm)) or MMSpec.compile(
+                        mm, field=it.field + ".prompt_mm", file=self.file)
                 it = TurnTemplate(it.role, _literal(it.prompt), it.fallback_role, it.extra, it.field, mm)
             items.append(it)
         res = tuple(items)
