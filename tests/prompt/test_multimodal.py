@@ -234,3 +234,16 @@ def test_well_formed_multimodal_rows_raise_no_warnings_for_chat_models():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build([row(("image", "/a.png"), ("text", "q"))], model("api", CHAT))
+
+
+def test_prompt_mm_in_a_plain_prompt_template_fills_turn_prompts_as_usual():
+    cfg = {"abbr": "p", "reader_cfg": {"input_columns": ["content", "topic"], "output_column": "answer"},
+           "infer_cfg": {"prompt_template": {"type": "PromptTemplate", "template": {
+               "begin": [{"role": "SYSTEM", "prompt": "Topic: {topic}"}],
+               "round": [{"role": "HUMAN", "prompt_mm": MM_URL_DICT}]}},
+               "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}}}
+    rows = [dict(row(("text", "q1")), topic="cats"), dict(row(("text", "q2")), topic="dogs")]
+    ds = DatasetSpec.from_config(cfg, train=rows, test=rows, check_columns=False)
+    b = PromptBuilder(ds, model("api", CHAT))
+    assert b.build(1).rendered == [{"role": "SYSTEM", "prompt": "Topic: dogs"},
+                                   {"role": "HUMAN", "prompt": [{"type": "text", "text": "q2"}]}]

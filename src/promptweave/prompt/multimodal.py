@@ -189,8 +189,18 @@ class MMSpec:
 def fill_mm(mm: Any, row: Mapping[str, Any], *, field: str = "prompt_mm", row_index: int | None = None,
             file: str | None = None) -> tuple[ContentPart, ...]:
     """The content parts of one turn for ``row`` (``mm`` is a raw ``prompt_mm`` or an :class:`MMSpec`)."""
-    spec = mm if isinstance(mm, MMSpec) else MMSpec.compile(mm, field=field + ".prompt_mm", file=file)
+    if isinstance(mm, MMSpec):
+        spec = mm
+    else:  # a raw prompt_mm in a plain PromptTemplate: compile (and warn) once per template dict
+        hit = _RAW_SPECS.get(id(mm))
+        if hit is None or hit[0] is not mm:
+            hit = (mm, MMSpec.compile(mm, field=field + ".prompt_mm", file=file))
+            _RAW_SPECS[id(mm)] = hit
+        spec = hit[1]
     return spec.fill(row, row_index=row_index, file=file)
+
+
+_RAW_SPECS: dict[int, tuple[Any, MMSpec]] = {}
 
 
 # --------------------------------------------------------------------------- text models
