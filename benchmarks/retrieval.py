@@ -155,7 +155,8 @@ def bench_bm25(a) -> dict:
 
 def bench_topk(a) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from promptweave.shots.embed import embed, inner_product_top_k, load_encoder
+    from promptweave.shots import cache
+    from promptweave.shots.embed import embed, inner_product_top_k, load_encoder, resolve_model
 
     docs = [" ".join(d) for d in zipf_docs(a.topk_docs, 2000, 2, 8, 30)]
     queries = [" ".join(d) for d in zipf_docs(a.topk_queries, 2000, 3, 8, 30)]
@@ -173,10 +174,11 @@ def bench_topk(a) -> dict:
     search_s = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:  # second run of the same split: the cache path
         os.environ["PROMPTWEAVE_CACHE"] = tmp
-        embed(docs, batch_size=64)
+        cache.save_arrays("embed", cache.key_of("embed", {"model": resolve_model(None)}, docs), {"emb": doc_emb})
         t = time.perf_counter()
         embed(docs, batch_size=64)
         cached_s = time.perf_counter() - t
+        assert np.array_equal(embed(docs), doc_emb), "cache key mismatch: the cached run re-embedded"
     return {"docs": a.topk_docs, "queries": a.topk_queries, "model_load_s": round(load_s, 2),
             "doc_embed_per_s": round(a.topk_docs / doc_s, 1),
             "queries_per_s_end_to_end": round(a.topk_queries / (q_embed_s + search_s), 1),

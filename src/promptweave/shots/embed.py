@@ -33,10 +33,13 @@ def resolve_model(name: str | None) -> str:
     return name
 
 
-@lru_cache(maxsize=4)
 def load_encoder(name: str | None, device: str = "cpu") -> Any:
-    """Load a sentence-transformers model without touching the network."""
-    target = resolve_model(name)
+    """Load a sentence-transformers model without touching the network (once per model and device)."""
+    return _load(resolve_model(name), device)
+
+
+@lru_cache(maxsize=4)
+def _load(target: str, device: str) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
@@ -45,8 +48,8 @@ def load_encoder(name: str | None, device: str = "cpu") -> Any:
     try:
         return SentenceTransformer(target, device=device, local_files_only=True)
     except Exception as exc:
-        raise RetrieverError(f"cannot load embedding model {name!r} offline: {exc}",
-                             field="sentence_transformers_model_name", value=name,
+        raise RetrieverError(f"cannot load embedding model {target!r} offline: {exc}",
+                             field="sentence_transformers_model_name", value=target,
                              expected="a local model folder or a model in the Hugging Face cache") from None
 
 
