@@ -95,7 +95,7 @@ def test_retriever_uses_only_input_columns_and_records_settings():
     got = r.retrieve(train, test)
     assert got.ids == [[1]]
     assert got.settings == {"type": "BM25Retriever", "ice_num": 1, "tokenizer": "regex", "k1": 1.5, "b": 0.75,
-                            "epsilon": 0.25}
+                            "epsilon": 0.25, "input_columns": ["q"]}
 
 
 def test_index_is_cached_on_disk_keyed_by_data_and_settings(tmp_path):

@@ -104,7 +104,12 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     looks_local = Path(path).suffix.lower() in FILE_FORMATS or path.startswith((".", "/", "~")) or "\\" in path
     if looks_local or path.count("/") > 1:
         raise DataError("data file or folder not found", file=str(target), field="path", value=path)
-    return read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir")), f"datasets (cache): {path}"
+    try:
+        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"))
+    except DataError as exc:
+        raise DataError(f"{exc.message}; no local file or folder {target} either", file=path, field="path",
+                        value=path) from None
+    return got, f"datasets (cache): {path}"
 
 
 def _one_file(p: str | list[str], file: str | None) -> Split:

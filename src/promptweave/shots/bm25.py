@@ -146,14 +146,18 @@ class BM25Retriever(Retriever):
         self.cache_hit: bool | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
-                "b": self.b, "epsilon": self.epsilon}
+        out = {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
+               "b": self.b, "epsilon": self.epsilon}
+        if self.input_columns is not None:
+            out["input_columns"] = self.input_columns
+        return out
 
     def index(self, texts: Sequence[str]) -> BM25Index:
         """Build (or load from the cache) the index of ``texts``."""
         key = None
         if self.use_cache:
-            key = cache.key_of("bm25", {k: v for k, v in self.settings().items() if k != "ice_num"}, texts)
+            key = cache.key_of("bm25", {k: v for k, v in self.settings().items()
+                                        if k not in ("ice_num", "input_columns")}, texts)
             got = cache.load_arrays("bm25", key)
             if got is not None:
                 self.cache_hit = True
