@@ -35,7 +35,7 @@ def test_jsonl_single_file_is_train_and_test_projected_in_reader_order(tmp_path)
 def test_project_false_keeps_all_columns_and_add_meta(tmp_path):
     write_jsonl(tmp_path / "d.jsonl", rows(3))
     got = load_dataset({"path": "d.jsonl", "abbr": "demo", "reader_cfg": {**READER, "test_range": "[1:]"}},
-                       base_dir=tmp_path, project_rows=False, add_meta=True)
+                       base_dir=tmp_path, project=False, add_meta=True)
     assert not got.same_split  # ranges differ, so the test rows are a subset
     assert got.test[0]["extra"] == 1
     assert got.test[0]["subdivision"] == "demo_all" and got.test[0]["idx"] == 1
