@@ -126,6 +126,9 @@ def bench_bm25(a) -> dict:
     t = time.perf_counter()
     ours = index.search(queries, 8)
     ours_s = time.perf_counter() - t
+    t = time.perf_counter()
+    assert index.search(queries, 8, threads=1) == ours
+    ours_serial_s = time.perf_counter() - t
 
     plain = PlainBM25(docs)
     sample = queries[:a.baseline_queries]
@@ -137,8 +140,10 @@ def bench_bm25(a) -> dict:
     same_plain = sum(ours[i] == plain_top[i] for i in range(len(sample)))
     bitexact = sum(np.array_equal(index.scores(q), plain.get_scores_dense(q)) for q in queries[:200])
     res = {"docs": a.docs, "queries": a.queries, "vocab": a.vocab, "index_build_s": round(build_s, 2),
-           "ours_qps": round(a.queries / ours_s, 1), "plain_loop_qps": round(len(sample) / plain_s, 3),
+           "ours_qps": round(a.queries / ours_s, 1), "ours_qps_one_thread": round(a.queries / ours_serial_s, 1),
+           "threads": min(8, os.cpu_count() or 1), "plain_loop_qps": round(len(sample) / plain_s, 3),
            "speedup": round((a.queries / ours_s) / (len(sample) / plain_s), 1),
+           "speedup_one_thread": round((a.queries / ours_serial_s) / (len(sample) / plain_s), 1),
            "same_top8_as_reference": f"{same}/{a.queries}", "same_top8_as_plain_loop": f"{same_plain}/{len(sample)}",
            "bit_identical_scores": f"{bitexact}/{min(200, a.queries)}"}
     try:

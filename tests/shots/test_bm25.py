@@ -150,3 +150,13 @@ def test_agrees_with_rank_bm25_where_installed():
     for q in zipf_corpus(40, seed=4, lo=1, hi=10):
         q = q + [rnd.choice(q)]  # a repeated term
         assert np.array_equal(idx.scores(q), ref.get_scores(q))
+
+
+def test_threaded_search_gives_the_serial_result():
+    docs = zipf_corpus(500, seed=7)
+    queries = zipf_corpus(150, seed=8, lo=1, hi=8)
+    idx = BM25Index.build(docs)
+    exclude = list(range(150))
+    serial = idx.search(queries, 5, exclude=exclude, threads=1)
+    assert idx.search(queries, 5, exclude=exclude, threads=3) == serial
+    assert all(i not in ids for i, ids in enumerate(serial))
