@@ -87,21 +87,6 @@ def inner_product_top_k(queries: np.ndarray, index: np.ndarray, k: int, *,
             if exclude is not None and exclude[i] is not None:
                 row[exclude[i]] = -np.inf
                 kk = min(k, n - 1)
-            out.append(_dense_top_k(row, kk))
+            out.append(top_k(row, kk).tolist())
     return out
 
-
-def _dense_top_k(row: np.ndarray, k: int) -> list[int]:
-    n = row.shape[0]
-    k = min(k, n)
-    if k <= 0:
-        return []
-    if k < n:
-        part = np.argpartition(-row, k - 1)[:k]
-        kth = row[part].min()
-        above = np.flatnonzero(row > kth)
-        ties = np.flatnonzero(row == kth)[: k - above.size]
-        cand = np.concatenate([above, ties])
-    else:
-        cand = np.arange(n)
-    return cand[np.lexsort((cand, -row[cand]))].tolist()
