@@ -161,3 +161,24 @@ def test_mdl_needs_a_scorer_and_checks_its_output():
     bad = MDLRetriever(input_columns=["q"], output_column="a", scorer=lambda ps: [0.0])
     with pytest.raises(RetrieverError, match="losses"):
         bad.select(TRAIN, TEST)
+
+
+def test_graph_votek_covers_each_cluster_before_repeating_one():
+    from promptweave.shots.votek import graph_votek_select, knn_lists
+
+    rng = np.random.default_rng(1)
+    centers = np.array([[10, 0, 0], [0, 10, 0], [0, 0, 10]], dtype=float)
+    sizes = (10, 6, 4)
+    emb = np.concatenate([centers[c] + rng.normal(size=(m, 3)) * 0.1 for c, m in enumerate(sizes)])
+    cluster = np.repeat([0, 1, 2], sizes)
+    knn = knn_lists(emb, 3)
+    assert knn.shape == (20, 3) and all(i not in row for i, row in enumerate(knn))
+    picked = graph_votek_select(emb, 3, 3)
+    # Votes from rows near a pick are discounted, so each cluster is covered once.
+    assert sorted(int(cluster[p]) for p in picked) == [0, 1, 2]
+    assert graph_votek_select(emb, 3, 3) == picked
+    r = build_retriever({"type": "VotekRetriever", "ice_num": 2, "algorithm": "graph", "input_columns": ["q"]})
+    ids = r.select(TRAIN, TEST)
+    assert ids[0] == ids[1] and len(set(ids[0])) == 2 and r.settings()["algorithm"] == "graph"
+    with pytest.raises(RetrieverError, match="algorithm"):
+        build_retriever({"type": "VotekRetriever", "algorithm": "magic"})
