@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from promptweave.data.reader import ReaderConfig, project, select_range
+from promptweave.data.reader import ReaderConfig, project as project_row, select_range
 from promptweave.data.sources import (FILE_FORMATS, HF_BUILDERS, Split, is_hf_saved, read_file, read_hf_disk,
                                       read_hf_named, read_split_dir)
 from promptweave.errors import DataError
@@ -28,7 +28,7 @@ class DatasetSplits:
     test_index: list[int] = field(default_factory=list)
 
 
-def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", project_rows: bool = True,
+def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", project: bool = True,
                  add_meta: bool = False, file: str | None = None) -> DatasetSplits:
     """Load the rows a dataset config names.
 
@@ -39,7 +39,7 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     ``data_files``, or a dataset name in the local Hugging Face cache. Relative
     paths are resolved against ``base_dir`` (the config file's folder).
 
-    ``project_rows`` keeps only the reader_cfg columns, input columns then the
+    ``project`` keeps only the reader_cfg columns, input columns then the
     output column, as the reference's reader does. ``add_meta`` appends
     ``subdivision`` (``<abbr>_<split>``) and ``idx`` (the row's index in its split).
     """
@@ -59,12 +59,12 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     same = train_part is test_part and reader.train_range == reader.test_range
 
     train, train_idx = _finish(train_part, train_name, reader.train_range, "train_range", reader, abbr,
-                               project_rows, add_meta)
+                               project, add_meta)
     if same:
         test, test_idx = list(train), list(train_idx)
     else:
         test, test_idx = _finish(test_part, test_name, reader.test_range, "test_range", reader, abbr,
-                                 project_rows, add_meta)
+                                 project, add_meta)
     return DatasetSplits(train, test, same, list(reader.input_columns), reader.output_column, source,
                          abbr if isinstance(abbr, str) else None, reader, train_idx, test_idx)
 
@@ -104,7 +104,12 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     looks_local = Path(path).suffix.lower() in FILE_FORMATS or path.startswith((".", "/", "~")) or "\\" in path
     if looks_local or path.count("/") > 1:
         raise DataError("data file or folder not found", file=str(target), field="path", value=path)
-    return read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir")), f"datasets (cache): {path}"
+    try:
+        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"))
+    except DataError as exc:
+        raise DataError(f"{exc.message}; no local file or folder {target} either", file=path, field="path",
+                        value=path) from None
+    return got, f"datasets (cache): {path}"
 
 
 def _one_file(p: str | list[str], file: str | None) -> Split:
@@ -169,7 +174,7 @@ def _pick(splits: dict[str, Split], name: str, key: str, source: str) -> Split:
 
 
 def _finish(part: Split, split_name: str, rng: Any, key: str, reader: ReaderConfig, abbr: Any,
-            project_rows: bool, add_meta: bool) -> tuple[list[dict[str, Any]], list[int]]:
+            keep_columns_only: bool, add_meta: bool) -> tuple[list[dict[str, Any]], list[int]]:
     if not part.rows:
         raise DataError(f"split {split_name!r} is empty", file=part.file)
     idx = select_range(len(part.rows), rng, file=part.file, field=f"reader_cfg.{key}")
@@ -185,7 +190,7 @@ def _finish(part: Split, split_name: str, rng: Any, key: str, reader: ReaderConf
                 raise DataError(f"row has no column {c!r}", file=part.file, field=f"{part.locate(i)}",
                                 expected="columns " + ", ".join(repr(x) for x in cols)
                                 + " (present: " + ", ".join(repr(k) for k in row) + ")")
-        new = project(row, cols) if project_rows else dict(row)
+        new = project_row(row, cols) if keep_columns_only else dict(row)
         if add_meta:
             new["subdivision"] = f"{abbr}_{split_name}"
             new["idx"] = i

@@ -11,8 +11,6 @@ from promptweave.errors import DataError
 Range = int | float | str | None
 
 _SLICE = re.compile(r"^\s*\[\s*(-?\d+)?\s*:\s*(-?\d+)?\s*(?::\s*(-?\d+)?\s*)?\]\s*$")
-_KNOWN = {"input_columns", "output_column", "train_split", "test_split", "train_range", "test_range",
-          "input_template", "output_template"}
 
 
 @dataclass(frozen=True)

@@ -149,8 +149,13 @@ class DatasetSpec:
         if pt is None and it is not None and it.ice_token is None:
             raise TemplateError("an ice_template used alone is also the prompt template, so it needs an ice_token",
                                 file=file, field=f"{field_path}.infer_cfg.ice_template.ice_token")
+        retr_cfg = infer.get("retriever")
+        if isinstance(retr_cfg, Mapping):
+            # Searching retrievers compare the input columns only (never the answer).
+            retr_cfg = {"input_columns": list(reader.input_columns), "output_column": reader.output_column,
+                        **retr_cfg}
         try:
-            retriever = build_retriever(infer.get("retriever"))
+            retriever = build_retriever(retr_cfg)
         except Exception as exc:
             from promptweave.errors import PromptweaveError
 

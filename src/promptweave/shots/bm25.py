@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -93,10 +95,24 @@ class BM25Index:
         # bincount adds weights in input order, i.e. in query-token order per document.
         return np.bincount(idx, weights=w, minlength=self.n_docs)
 
-    def search(self, queries: Sequence[Sequence[str]], k: int, *, exclude: Sequence[int | None] | None = None
-               ) -> list[list[int]]:
+    def search(self, queries: Sequence[Sequence[str]], k: int, *, exclude: Sequence[int | None] | None = None,
+               threads: int | None = None) -> list[list[int]]:
+        """Top-``k`` document ids per query, best first, ties by lower id; ``exclude[i]`` is never returned
+        for query ``i``. NumPy releases the GIL in the heavy steps, so chunks run on ``threads`` threads
+        (default: the CPU count, at most 8); the result does not depend on it."""
+        n_threads = min(8, os.cpu_count() or 1) if threads is None else max(1, threads)
+        if n_threads == 1 or len(queries) < 64:
+            return self._search(queries, k, exclude, 0)
+        step = max(16, -(-len(queries) // (n_threads * 4)))
+        starts = list(range(0, len(queries), step))
+        with ThreadPoolExecutor(n_threads) as pool:
+            parts = pool.map(lambda s: self._search(queries[s:s + step], k, exclude, s), starts)
+            return [ids for part in parts for ids in part]
+
+    def _search(self, queries: Sequence[Sequence[str]], k: int, exclude: Sequence[int | None] | None,
+                offset: int) -> list[list[int]]:
         out = []
-        for i, q in enumerate(queries):
+        for i, q in enumerate(queries, offset):
             s = self.scores(q)
             if exclude is not None and exclude[i] is not None:
                 s[exclude[i]] = -np.inf
@@ -146,14 +162,18 @@ class BM25Retriever(Retriever):
         self.cache_hit: bool | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
-                "b": self.b, "epsilon": self.epsilon}
+        out = {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
+               "b": self.b, "epsilon": self.epsilon}
+        if self.input_columns is not None:
+            out["input_columns"] = self.input_columns
+        return out
 
     def index(self, texts: Sequence[str]) -> BM25Index:
         """Build (or load from the cache) the index of ``texts``."""
         key = None
         if self.use_cache:
-            key = cache.key_of("bm25", {k: v for k, v in self.settings().items() if k != "ice_num"}, texts)
+            key = cache.key_of("bm25", {k: v for k, v in self.settings().items()
+                                        if k not in ("ice_num", "input_columns")}, texts)
             got = cache.load_arrays("bm25", key)
             if got is not None:
                 self.cache_hit = True

@@ -33,10 +33,13 @@ def resolve_model(name: str | None) -> str:
     return name
 
 
-@lru_cache(maxsize=4)
 def load_encoder(name: str | None, device: str = "cpu") -> Any:
-    """Load a sentence-transformers model without touching the network."""
-    target = resolve_model(name)
+    """Load a sentence-transformers model without touching the network (once per model and device)."""
+    return _load(resolve_model(name), device)
+
+
+@lru_cache(maxsize=4)
+def _load(target: str, device: str) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
@@ -45,8 +48,8 @@ def load_encoder(name: str | None, device: str = "cpu") -> Any:
     try:
         return SentenceTransformer(target, device=device, local_files_only=True)
     except Exception as exc:
-        raise RetrieverError(f"cannot load embedding model {name!r} offline: {exc}",
-                             field="sentence_transformers_model_name", value=name,
+        raise RetrieverError(f"cannot load embedding model {target!r} offline: {exc}",
+                             field="sentence_transformers_model_name", value=target,
                              expected="a local model folder or a model in the Hugging Face cache") from None
 
 
@@ -84,21 +87,6 @@ def inner_product_top_k(queries: np.ndarray, index: np.ndarray, k: int, *,
             if exclude is not None and exclude[i] is not None:
                 row[exclude[i]] = -np.inf
                 kk = min(k, n - 1)
-            out.append(_dense_top_k(row, kk))
+            out.append(top_k(row, kk).tolist())
     return out
 
-
-def _dense_top_k(row: np.ndarray, k: int) -> list[int]:
-    n = row.shape[0]
-    k = min(k, n)
-    if k <= 0:
-        return []
-    if k < n:
-        part = np.argpartition(-row, k - 1)[:k]
-        kth = row[part].min()
-        above = np.flatnonzero(row > kth)
-        ties = np.flatnonzero(row == kth)[: k - above.size]
-        cand = np.concatenate([above, ties])
-    else:
-        cand = np.arange(n)
-    return cand[np.lexsort((cand, -row[cand]))].tolist()

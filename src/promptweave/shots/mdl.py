@@ -76,7 +76,7 @@ class MDLRetriever(EmbeddingRetriever):
             return self.prompt_builder(test_row, examples, label)
         lines = [f"{row_text(r, self.input_columns)} {r[self.output_column]}" for r in examples]
         lines.append(f"{row_text(test_row, self.input_columns)} {label}")
-        return self.ice_eos_token.join(lines) if self.ice_eos_token else "\n".join(lines)
+        return "\n".join(lines)
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
         if self.scorer is None:

@@ -7,8 +7,8 @@ from typing import Callable
 
 from promptweave.errors import RetrieverError
 
-# Words (letters/digits/underscore, with inner apostrophes split off as in "do n't" style
-# treebank tokenizers would be overkill), and every other non-space character on its own.
+# Runs of word characters, and every other non-space character on its own. Simpler than a
+# treebank tokenizer (which needs nltk's data); pick "nltk" to reproduce the reference's choices.
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 Tokenizer = Callable[[str], list[str]]

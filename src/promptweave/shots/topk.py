@@ -36,7 +36,10 @@ class EmbeddingRetriever(Retriever):
             self.ignored["tokenizer_name"] = tokenizer_name
 
     def settings(self) -> dict[str, Any]:
-        return {"type": self.name, "ice_num": self.ice_num, "model": self.model_name}
+        out = {"type": self.name, "ice_num": self.ice_num, "model": self.model_name}
+        if self.input_columns is not None:
+            out["input_columns"] = self.input_columns
+        return out
 
     def embed_rows(self, rows: Sequence[Row]) -> np.ndarray:
         return embed(corpus(rows, self.input_columns), model=self.model_name, batch_size=self.batch_size,

@@ -6,8 +6,50 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from promptweave.errors import RetrieverError
 from promptweave.shots.base import Row
 from promptweave.shots.topk import EmbeddingRetriever
+
+
+def knn_lists(emb: np.ndarray, k: int, block: int = 512) -> np.ndarray:
+    """Each row's ``k`` most cosine-similar other rows (most similar first, ties by lower index)."""
+    from promptweave.shots.text import top_k
+
+    n = emb.shape[0]
+    kk = max(0, min(k, n - 1))
+    norm = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    out = np.empty((n, kk), dtype=np.int64)
+    for start in range(0, n, block):
+        sims = norm[start:start + block] @ norm.T
+        for j, row in enumerate(sims):
+            row[start + j] = -np.inf
+            out[start + j] = top_k(row, kk)
+    return out
+
+
+def graph_votek_select(emb: np.ndarray, select_num: int, k: int, *, rho: float = 10.0) -> list[int]:
+    """Graph vote-k, the unsupervised first stage of Su et al. (2022), "Selective Annotation".
+
+    Every row votes for its ``k`` nearest rows. Greedily take the row with the
+    largest sum of votes from unselected rows, each vote weighted ``rho ** -c``
+    where ``c`` counts already-selected rows among the voter's neighbours, so
+    later picks come from parts of the data not yet covered. Ties: lower index.
+    """
+    n = emb.shape[0]
+    select_num = min(select_num, n)
+    knn = knn_lists(emb, k)
+    covered = np.zeros(n)
+    free = np.ones(n, dtype=bool)
+    chosen: list[int] = []
+    for _ in range(select_num):
+        weight = np.where(free, rho ** -covered, 0.0)
+        score = np.bincount(knn.ravel(), weights=np.repeat(weight, knn.shape[1]), minlength=n)
+        score[~free] = -np.inf
+        pick = int(np.argmax(score))  # first maximum: the lowest index among ties
+        chosen.append(pick)
+        free[pick] = False
+        covered += (knn == pick).any(axis=1)
+    return chosen
 
 
 def votek_select(emb: np.ndarray, select_num: int, k: int, *, overlap_threshold: float = 1.0,
@@ -53,26 +95,41 @@ def votek_select(emb: np.ndarray, select_num: int, k: int, *, overlap_threshold:
 
 
 class VotekRetriever(EmbeddingRetriever):
-    """The same ``ice_num`` vote-k rows for every test row (OpenCompass's VotekRetriever)."""
+    """The same ``ice_num`` vote-k rows for every test row.
+
+    ``algorithm="reference"`` (default) selects as OpenCompass's VotekRetriever does
+    (its random fill seeded); ``"graph"`` is the published graph vote-k with ``rho``.
+    """
 
     name = "VotekRetriever"
 
-    def __init__(self, *, votek_k: int = 5, overlap_threshold: float = 1.0, seed: int = 1, **kw: Any) -> None:
+    def __init__(self, *, votek_k: int = 5, overlap_threshold: float = 1.0, seed: int = 1,
+                 algorithm: str = "reference", rho: float = 10.0, **kw: Any) -> None:
         super().__init__(**kw)
+        if algorithm not in ("reference", "graph"):
+            raise RetrieverError("algorithm must be 'reference' or 'graph'", field="algorithm", value=algorithm)
         self.votek_k = votek_k
         self.overlap_threshold = overlap_threshold
         self.seed = seed
+        self.algorithm = algorithm
+        self.rho = rho
 
     def settings(self) -> dict[str, Any]:
-        return {**super().settings(), "votek_k": self.votek_k, "overlap_threshold": self.overlap_threshold,
-                "seed": self.seed}
+        out = {**super().settings(), "votek_k": self.votek_k, "algorithm": self.algorithm}
+        if self.algorithm == "graph":
+            return {**out, "rho": self.rho}
+        return {**out, "overlap_threshold": self.overlap_threshold, "seed": self.seed}
+
+    def _pick(self, emb: np.ndarray, num: int) -> list[int]:
+        if self.algorithm == "graph":
+            return graph_votek_select(emb, num, self.votek_k, rho=self.rho)
+        return votek_select(emb, num, self.votek_k, overlap_threshold=self.overlap_threshold, seed=self.seed)
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
         if not train:
             return [[] for _ in test]
         emb = self.embed_rows(train)
-        ids = votek_select(emb, self.ice_num, self.votek_k, overlap_threshold=self.overlap_threshold,
-                           seed=self.seed)
+        ids = self._pick(emb, self.ice_num)
         if not same_split:
             return [list(ids) for _ in test]
         # Same rows: drop the test row itself and keep the set's size from the row next in line.
@@ -81,8 +138,7 @@ class VotekRetriever(EmbeddingRetriever):
         for i in range(len(test)):
             if i in ids:
                 if extra is None:
-                    extra = votek_select(emb, self.ice_num + 1, self.votek_k,
-                                         overlap_threshold=self.overlap_threshold, seed=self.seed)
+                    extra = self._pick(emb, self.ice_num + 1)
                 out.append([j for j in extra if j != i][: len(ids)])
             else:
                 out.append(list(ids))
