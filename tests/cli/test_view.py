@@ -78,3 +78,16 @@ def test_view_image_example_labels_media_and_uses_placeholders_for_text_models()
     assert res.exit_code == 0, res.output
     assert "[image: image/png (base64, 74 B)]" in res.output
     assert "<image>" in res.output and "cannot take media" in res.output
+
+
+def test_view_retriever_example_bm25_and_topk_offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    res = runner.invoke(app, ["view", str(ROOT / "examples" / "retrievers.py"), "--json", "--shots"])
+    assert res.exit_code == 0, res.output
+    recs = {r["dataset"]: r for r in json.loads(res.stdout)}
+    for name in ("arithmetic_bm25", "arithmetic_topk"):
+        rec = recs[name]
+        assert len(rec["shot_ids"]) == 3 and len(set(rec["shot_ids"])) == 3
+        assert all(0 <= i < 20 for i in rec["shot_ids"])
+    # both find the other "packs ... boxes" questions for a "packs ... boxes" test row
+    assert "packs" in recs["arithmetic_bm25"]["prompt"].split("\n")[0]
