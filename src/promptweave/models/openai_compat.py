@@ -1,0 +1,360 @@
+"""A backend for any server speaking the OpenAI HTTP protocol (vLLM, llama.cpp server, OpenAI itself).
+
+Requests are sent asynchronously with httpx under a concurrency limit and an
+optional requests-per-minute limit. 429 / 5xx / timeouts / dropped connections are
+retried with exponential backoff and full jitter, honouring ``Retry-After``, up to
+``max_retries`` times; any other 4xx is permanent and raised at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional, Sequence
+
+import httpx
+
+from promptweave.errors import ModelError
+from promptweave.models.base import GenerationParams, Message
+
+
+class ModelRequestError(ModelError):
+    """The server refused a request permanently (bad key, unknown model, unsupported feature)."""
+
+    code = "PW410"
+
+    def __init__(self, message: str, *, status: int | None = None, **kw: Any) -> None:
+        self.status = status
+        super().__init__(message, **kw)
+
+
+class RetriesExhaustedError(ModelError):
+    """A request kept failing transiently past the retry budget."""
+
+    code = "PW420"
+
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+@dataclass
+class RequestStats:
+    """Counters a caller can read after a batch: what was sent and how often it was retried."""
+
+    sent: int = 0
+    ok: int = 0
+    retries: int = 0
+    retry_delays: list[float] = field(default_factory=list)
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _RateLimiter:
+    """Spaces request starts evenly so no more than ``rpm`` start in any minute."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self._next = 0.0
+        self._lock: asyncio.Lock | None = None
+
+    async def acquire(self) -> None:
+        if not self.interval:
+            return
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            now = time.monotonic()
+            wait = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+def _strip_endpoint(base_url: str) -> str:
+    url = base_url.rstrip("/")
+    for suffix in ("/chat/completions", "/completions"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    return url
+
+
+class OpenAICompatModel:
+    """A chat / completion / scoring model behind an OpenAI-compatible HTTP endpoint.
+
+    ``base_url`` is the API root (``http://127.0.0.1:8000/v1``); a full
+    ``.../chat/completions`` URL is accepted too. Backoff is ``backoff_base * 2**attempt``
+    seconds with full jitter, capped at ``backoff_max``; set ``backoff_base=0`` in tests.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        name: str | None = None,
+        concurrency: int = 16,
+        rpm: float | None = None,
+        max_retries: int = 6,
+        backoff_base: float = 1.0,
+        backoff_max: float = 60.0,
+        retry_after_max: float = 300.0,
+        timeout: float = 120.0,
+        extra_body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        revision: str | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ModelError("concurrency must be at least 1", field="concurrency", value=concurrency)
+        self.base_url = _strip_endpoint(base_url)
+        self.model = model
+        self.name = name or model
+        self.api_key = api_key
+        self.concurrency = concurrency
+        self.rpm = rpm
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_max = retry_after_max
+        self.timeout = timeout
+        self.extra_body = dict(extra_body or {})
+        self.headers = dict(headers or {})
+        self.revision = revision
+        self.stats = RequestStats()
+        self._rng = random.Random()
+
+    # -- capabilities ------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's answers distinct (the response cache keys on it)."""
+        return {"backend": "openai", "url": self.base_url, "model": self.model, "revision": self.revision,
+                "extra_body": self.extra_body}
+
+    def max_connections(self) -> int:
+        return self.concurrency
+
+    def should_retry(self, exc: BaseException) -> bool:
+        return isinstance(exc, (httpx.TimeoutException, httpx.TransportError))
+
+    # -- request building ----------------------------------------------------
+    def _decoding(self, params: GenerationParams) -> dict[str, Any]:
+        body: dict[str, Any] = {"max_tokens": params.max_out_len, "temperature": params.temperature}
+        if params.top_p is not None:
+            body["top_p"] = params.top_p
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.seed is not None:
+            body["seed"] = params.seed
+        body.update(params.extra)
+        return body
+
+    def chat_request(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, dict]:
+        return "/chat/completions", {"model": self.model, "messages": list(messages), **self._decoding(params),
+                                     **self.extra_body}
+
+    def completion_request(self, prompt: str, params: GenerationParams) -> tuple[str, dict]:
+        return "/completions", {"model": self.model, "prompt": prompt, **self._decoding(params), **self.extra_body}
+
+    def score_request(self, text: str) -> tuple[str, dict]:
+        return "/completions", {"model": self.model, "prompt": text, "max_tokens": 0, "echo": True,
+                                "logprobs": 1, "temperature": 0.0, **self.extra_body}
+
+    # -- transport -----------------------------------------------------------
+    def _client(self) -> httpx.AsyncClient:
+        headers = {"Content-Type": "application/json", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout))
+
+    def _backoff(self, attempt: int) -> float:
+        cap = min(self.backoff_max, self.backoff_base * (2 ** attempt))
+        return self._rng.uniform(0, cap)
+
+    async def _post(self, client: httpx.AsyncClient, path: str, body: dict) -> dict:
+        url = self.base_url + path
+        last: str = ""
+        for attempt in range(self.max_retries + 1):
+            await self._limiter.acquire()
+            self.stats.sent += 1
+            delay = self._backoff(attempt)
+            try:
+                resp = await client.post(url, json=body)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code == 200:
+                    self.stats.ok += 1
+                    try:
+                        return resp.json()
+                    except ValueError:
+                        raise ModelRequestError(f"{url} answered with a body that is not JSON",
+                                                status=200, value=resp.text[:200]) from None
+                detail = _error_text(resp)
+                if resp.status_code not in RETRYABLE_STATUS:
+                    hint = {401: " (check the API key)", 403: " (check the API key's permissions)",
+                            404: " (check base_url and the model name)"}.get(resp.status_code, "")
+                    raise ModelRequestError(
+                        f"{url} refused the request with HTTP {resp.status_code}{hint}: {detail}",
+                        status=resp.status_code, field="model", value=self.model)
+                last = f"HTTP {resp.status_code}: {detail}"
+                after = _parse_retry_after(resp.headers.get("retry-after"))
+                if after is not None:
+                    delay = min(after, self.retry_after_max)
+            if attempt == self.max_retries:
+                break
+            self.stats.retries += 1
+            self.stats.retry_delays.append(delay)
+            if delay > 0:
+                await asyncio.sleep(delay)
+        raise RetriesExhaustedError(
+            f"{url} kept failing after {self.max_retries + 1} attempts; last error: {last}",
+            field="model", value=self.model)
+
+    async def _call(self, client: httpx.AsyncClient, kind: str, item: Any, params: GenerationParams) -> Any:
+        if kind == "chat":
+            path, body = self.chat_request(item, params)
+            data = await self._post(client, path, body)
+            try:
+                return data["choices"][0]["message"].get("content") or ""
+            except (KeyError, IndexError, TypeError):
+                raise ModelRequestError("chat reply has no choices[0].message", value=data) from None
+        if kind == "complete":
+            path, body = self.completion_request(item, params)
+            data = await self._post(client, path, body)
+            try:
+                return data["choices"][0]["text"]
+            except (KeyError, IndexError, TypeError):
+                raise ModelRequestError("completion reply has no choices[0].text", value=data) from None
+        if kind == "score":
+            return await self._score(client, item)
+        if kind == "loglikelihood":
+            context, continuation = item
+            lps, offsets = await self._score(client, context + continuation, with_offsets=True)
+            # token i's log-prob is at lps[i-1]; sum the tokens that start inside the continuation
+            return float(sum(lp for lp, off in zip(lps, offsets[1:]) if off >= len(context)))
+        raise ValueError(kind)
+
+    async def _score(self, client: httpx.AsyncClient, text: str, with_offsets: bool = False) -> Any:
+        path, body = self.score_request(text)
+        try:
+            data = await self._post(client, path, body)
+        except ModelRequestError as exc:
+            if exc.status in (400, 404, 422, 501):
+                raise ModelRequestError(
+                    "this server does not score prompts (needs /v1/completions with echo=true and logprobs; "
+                    "vLLM supports it, llama.cpp's server and chat-only APIs do not); use gen mode or a "
+                    f"local model for PPL. Server said: {exc.message}", status=exc.status,
+                    field="model", value=self.model) from None
+            raise
+        try:
+            lp = data["choices"][0]["logprobs"]
+            tokens_lp = lp["token_logprobs"]
+            offsets = lp.get("text_offset") or []
+        except (KeyError, IndexError, TypeError):
+            tokens_lp = None
+        if not tokens_lp:
+            raise ModelRequestError("this server ignored echo/logprobs, so it cannot score prompts (PPL/CLP); "
+                                    "use gen mode or a local model", field="model", value=self.model)
+        # the first token has no conditional probability; the rest are the per-token scores
+        scores = [float(x) for x in tokens_lp[1:]]
+        if any(x is None for x in tokens_lp[1:]):
+            raise ModelRequestError("server returned a null log-probability inside the prompt", value=self.model)
+        return (scores, list(offsets)) if with_offsets else scores
+
+    # -- batch driver ----------------------------------------------------------
+    def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
+                  on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
+        """Send ``items`` concurrently; call ``on_result(i, value)`` as each finishes.
+
+        ``kind`` is ``chat`` / ``complete`` / ``score`` / ``loglikelihood``. A permanent
+        error cancels what is still pending and is raised after the finished results
+        have been delivered, so nothing already answered is lost.
+        """
+        params = params or GenerationParams()
+        return _run_sync(self._run_batch(kind, list(items), params, on_result))
+
+    async def _run_batch(self, kind: str, items: list, params: GenerationParams,
+                         on_result: Callable[[int, Any], None] | None) -> list[Any]:
+        self._limiter = _RateLimiter(self.rpm)
+        results: list[Any] = [None] * len(items)
+        sem = asyncio.Semaphore(self.concurrency)
+        async with self._client() as client:
+            async def one(i: int) -> None:
+                async with sem:
+                    value = await self._call(client, kind, items[i], params)
+                results[i] = value
+                if on_result is not None:
+                    on_result(i, value)
+
+            tasks = [asyncio.create_task(one(i)) for i in range(len(items))]
+            try:
+                for fut in asyncio.as_completed(tasks):
+                    await fut
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        return results
+
+    # -- protocol methods ------------------------------------------------------
+    def chat(self, conversations: Sequence[Sequence[Message]], params: GenerationParams) -> list[str]:
+        return self.run_batch("chat", conversations, params)
+
+    def generate(self, prompts: Sequence[str], params: GenerationParams) -> list[str]:
+        return self.run_batch("complete", prompts, params)
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        return self.run_batch("loglikelihood", requests)
+
+    def token_logprobs(self, prompts: Sequence[str]) -> list[list[float]]:
+        """Per-token log-probabilities of each prompt (tokens 2..n), via echo."""
+        return self.run_batch("score", prompts)
+
+
+def _error_text(resp: httpx.Response) -> str:
+    try:
+        data = resp.json()
+        err = data.get("error", data) if isinstance(data, dict) else data
+        if isinstance(err, dict):
+            return str(err.get("message", err))
+        return str(err)
+    except ValueError:
+        return resp.text[:200]
+
+
+def _run_sync(coro: Awaitable[Any]) -> Any:
+    """Run a coroutine to completion, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["v"] = asyncio.run(coro)  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["e"] = exc
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if "e" in box:
+        raise box["e"]
+    return box["v"]
