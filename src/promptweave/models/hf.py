@@ -1,0 +1,304 @@
+"""A local Hugging Face transformers causal LM (CPU or GPU).
+
+Prompts arrive as a string or as a list of segments (``str | list[int]``): strings
+are tokenized, token-id lists pass through untouched, so a meta template's exact
+special tokens reach the model. Generation is batched with left padding; scoring
+(for PPL) can share a common prefix across a group of prompts through the KV cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+from promptweave.errors import ModelError
+from promptweave.models.base import GenerationParams
+
+Segment = Union[str, list]
+Rendered = Union[str, Sequence[Segment]]
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16", "half": "float16",
+           "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+@dataclass
+class ForwardStats:
+    """Token positions pushed through the model (padding included), for the PPL benchmark."""
+
+    forward_tokens: int = 0
+    forward_calls: int = 0
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """Cut ``text`` at the earliest occurrence of any stop string."""
+    cut = len(text)
+    for s in stop:
+        if s:
+            i = text.find(s)
+            if i != -1:
+                cut = min(cut, i)
+    return text[:cut]
+
+
+def _file_hash(path: Path) -> str | None:
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return None
+
+
+class HFModel:
+    """A transformers causal LM loaded from ``path`` (a local folder or hub id already cached)."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        name: str | None = None,
+        tokenizer_path: str | None = None,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+        max_seq_len: int | None = None,
+        eos_token_id: int | Sequence[int] | None = None,
+        trust_remote_code: bool = False,
+        model_kwargs: dict[str, Any] | None = None,
+        tokenizer_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ModelError("the transformers backend needs the 'hf' extra: pip install 'promptweave[hf]'") from exc
+        self.torch = torch
+        self.path = str(path)
+        self.name = name or Path(self.path).name
+        self.revision = revision
+        self.batch_size = max(1, int(batch_size))
+        self.max_seq_len = max_seq_len
+        self.stats = ForwardStats()
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        if dtype == "auto":
+            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+        if dtype not in _DTYPES:
+            raise ModelError("unknown dtype", field="dtype", value=dtype, expected=", ".join(sorted(_DTYPES)))
+        self.dtype_name = _DTYPES[dtype]
+        tk_path = tokenizer_path or self.path
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                tk_path, revision=revision, trust_remote_code=trust_remote_code, **(tokenizer_kwargs or {}))
+            self.model = AutoModelForCausalLM.from_pretrained(
+                self.path, revision=revision, trust_remote_code=trust_remote_code,
+                dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
+        except OSError as exc:
+            raise ModelError(f"cannot load model or tokenizer: {exc}", field="path", value=self.path) from None
+        self.model.to(self.device).eval()
+        self.tokenizer_path = tk_path
+        self.pad_id = self.tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
+        eos: list[int] = []
+        if eos_token_id is not None:
+            eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
+        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in eos:
+            eos.append(self.tokenizer.eos_token_id)
+        self.eos_ids = eos
+
+    # -- identity ------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's outputs distinct: path, revision, tokenizer and chat template, dtype."""
+        tk_dir = Path(self.tokenizer_path)
+        tok_hash = _file_hash(tk_dir / "tokenizer.json") or hashlib.sha256(
+            json.dumps(sorted(self.tokenizer.get_vocab().items())).encode()).hexdigest()[:16]
+        tmpl = getattr(self.tokenizer, "chat_template", None) or ""
+        cfg = getattr(self.model, "config", None)
+        return {"backend": "hf", "path": str(Path(self.path).resolve()) if Path(self.path).exists() else self.path,
+                "revision": self.revision, "tokenizer": tok_hash,
+                "chat_template": hashlib.sha256(str(tmpl).encode()).hexdigest()[:16],
+                "config": hashlib.sha256(cfg.to_json_string().encode()).hexdigest()[:16] if cfg else None,
+                "dtype": self.dtype_name, "eos": self.eos_ids}
+
+    # -- tokenization -----------------------------------------------------------
+    def encode(self, rendered: Rendered) -> list[int]:
+        """Token ids of a prompt: a string gets the tokenizer's usual special tokens; segments get none added."""
+        if isinstance(rendered, str):
+            return list(self.tokenizer(rendered)["input_ids"])
+        ids: list[int] = []
+        for seg in rendered:
+            if isinstance(seg, str):
+                ids.extend(self.tokenizer(seg, add_special_tokens=False)["input_ids"])
+            elif isinstance(seg, (list, tuple)) and all(isinstance(t, int) for t in seg):
+                ids.extend(seg)
+            else:
+                raise ModelError("a prompt segment must be a string or a list of token ids", field="rendered",
+                                 value=seg)
+        return ids
+
+    def count_tokens(self, rendered: Rendered) -> int:
+        return len(self.encode(rendered))
+
+    # -- generation ---------------------------------------------------------------
+    def generate(self, prompts: Sequence[Rendered], params: GenerationParams) -> list[str]:
+        """Continue each prompt; greedy when ``temperature == 0``, sampled otherwise."""
+        torch = self.torch
+        out: list[str] = []
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = [self.encode(p) for p in prompts[start:start + self.batch_size]]
+            if self.max_seq_len:
+                keep = max(1, self.max_seq_len - params.max_out_len)
+                chunk = [ids[-keep:] for ids in chunk]  # keep the end: the question sits there
+            width = max(len(c) for c in chunk)
+            input_ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, ids in enumerate(chunk):
+                input_ids[i, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+                mask[i, width - len(ids):] = 1
+            kw: dict[str, Any] = {"max_new_tokens": params.max_out_len, "pad_token_id": self.pad_id,
+                                  "eos_token_id": self.eos_ids or None}
+            if params.temperature and params.temperature > 0:
+                kw.update(do_sample=True, temperature=params.temperature)
+                if params.top_p is not None:
+                    kw["top_p"] = params.top_p
+            else:
+                kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            if params.stop:
+                kw.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
+            kw.update({k: v for k, v in params.extra.items() if k not in ("eos_token_id",)})
+            with torch.no_grad():
+                gen = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                                          **kw)
+            self.stats.forward_calls += 1
+            eos = set(self.eos_ids)
+            for row in gen[:, width:].tolist():
+                # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
+                cut = next((i for i, t in enumerate(row) if t in eos), len(row))
+                row = row[:cut]
+                text = self.tokenizer.decode(row, skip_special_tokens=True)
+                out.append(cut_at_stop(text, params.stop))
+        return out
+
+    # -- scoring -------------------------------------------------------------------
+    def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(input_ids.numel())
+        with self.torch.no_grad():
+            return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device),
+                              past_key_values=past, use_cache=past is not None or self._want_cache)
+
+    _want_cache = False
+
+    def _score_batch(self, seqs: list[list[int]]) -> list[list[float]]:
+        torch = self.torch
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+            mask[i, :len(s)] = 1
+        logits = self._forward(ids, mask).logits.float()
+        lps = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1))
+        lps = lps.squeeze(-1).cpu()
+        return [lps[i, :len(s) - 1].tolist() for i, s in enumerate(seqs)]
+
+    def score_ids(self, seqs: Sequence[list[int]]) -> list[list[float]]:
+        """Per-token log-probs (tokens 2..n) of each sequence, one full forward per sequence (batched)."""
+        out: list[list[float]] = []
+        for start in range(0, len(seqs), self.batch_size):
+            out.extend(self._score_batch([list(s) for s in seqs[start:start + self.batch_size]]))
+        return out
+
+    def score_group_ids(self, group: Sequence[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of sequences sharing a prefix: the prefix is run once, suffixes reuse its KV cache."""
+        torch = self.torch
+        seqs = [list(s) for s in group]
+        if len(seqs) < 2:
+            return self.score_ids(seqs)
+        p = 0
+        shortest = min(len(s) for s in seqs)
+        while p < shortest and all(s[p] == seqs[0][p] for s in seqs):
+            p += 1
+        p = min(p, shortest - 1)  # leave every sequence at least one own token so a suffix exists
+        if p < 1:
+            return self.score_ids(seqs)
+        prefix = torch.tensor([seqs[0][:p]], dtype=torch.long)
+        self._want_cache = True
+        try:
+            out_p = self._forward(prefix, torch.ones_like(prefix))
+        finally:
+            self._want_cache = False
+        logits_p = out_p.logits.float()
+        prefix_lps = torch.log_softmax(logits_p[0, :-1], -1).gather(-1, prefix[0, 1:].to(self.device)
+                                                                     .unsqueeze(-1)).squeeze(-1).cpu().tolist()
+        last = torch.log_softmax(logits_p[0, -1], -1)
+        results: list[list[float]] = []
+        for start in range(0, len(seqs), self.batch_size):
+            chunk = seqs[start:start + self.batch_size]
+            sufs = [s[p:] for s in chunk]
+            width = max(len(s) for s in sufs)
+            ids = torch.full((len(sufs), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(sufs), p + width), dtype=torch.long)
+            mask[:, :p] = 1
+            for i, s in enumerate(sufs):
+                ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+                mask[i, p:p + len(s)] = 1
+            past = _copy_cache(out_p.past_key_values)
+            past.batch_repeat_interleave(len(sufs))
+            logits_s = self._forward(ids, mask, past=past).logits.float()
+            lps_s = torch.log_softmax(logits_s[:, :-1], -1).gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1))
+            lps_s = lps_s.squeeze(-1).cpu()
+            for i, s in enumerate(sufs):
+                first = float(last[s[0]])
+                results.append(prefix_lps + [first] + lps_s[i, :len(s) - 1].tolist())
+        return results
+
+    def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
+        """Per-token log-probs of each prompt; with ``shared_prefix`` the prompts are scored as one group."""
+        seqs = [self.encode(p) for p in prompts]
+        return self.score_group_ids(seqs) if shared_prefix else self.score_ids(seqs)
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        """Sum of log-probs of each continuation given its context (context tokenized as a prompt)."""
+        out: list[float] = []
+        for context, continuation in requests:
+            ctx = self.encode(context)
+            cont = list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
+            if not cont:
+                out.append(0.0)
+                continue
+            [lps] = self.score_ids([ctx + cont])
+            out.append(float(sum(lps[-len(cont):])))
+        return out
+
+    def next_token_logprobs(self, prompts: Sequence[Rendered], token_ids: Sequence[int]) -> list[list[float]]:
+        """Log-probabilities of ``token_ids`` as the next token after each prompt (for CLP)."""
+        torch = self.torch
+        out: list[list[float]] = []
+        seqs = [self.encode(p) for p in prompts]
+        if self.max_seq_len:
+            seqs = [s[-self.max_seq_len:] for s in seqs]
+        idx = torch.tensor(list(token_ids), dtype=torch.long)
+        for start in range(0, len(seqs), self.batch_size):
+            chunk = seqs[start:start + self.batch_size]
+            width = max(len(s) for s in chunk)
+            ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, s in enumerate(chunk):
+                ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+                mask[i, :len(s)] = 1
+            logits = self._forward(ids, mask).logits.float()
+            for i, s in enumerate(chunk):
+                lp = torch.log_softmax(logits[i, len(s) - 1], -1).cpu()
+                out.append(lp[idx].tolist())
+        return out
+
+
+def _copy_cache(cache: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(cache)
