@@ -183,6 +183,19 @@ class HFModel:
                 out.append(cut_at_stop(text, params.stop))
         return out
 
+    def chat(self, conversations: Sequence[Sequence[dict]], params: GenerationParams) -> list[str]:
+        """Answer message lists through the tokenizer's own chat template."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
+                             "model a meta template instead", field="path", value=self.path)
+        prompts = []
+        for conv in conversations:
+            ids = self.tokenizer.apply_chat_template(list(conv), add_generation_prompt=True, tokenize=True)
+            if isinstance(ids, dict) or hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            prompts.append([list(ids)])
+        return self.generate(prompts, params)
+
     # -- scoring -------------------------------------------------------------------
     def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
         self.stats.forward_calls += 1
