@@ -297,9 +297,11 @@ class OpenAICompatModel:
             async def one(i: int) -> None:
                 async with sem:
                     value = await self._call(client, kind, items[i], params)
-                results[i] = value
-                if on_result is not None:
-                    on_result(i, value)
+                    results[i] = value
+                    # delivered before the slot frees, so a caller that records results (the cache)
+                    # has recorded this one before the next request goes out
+                    if on_result is not None:
+                        on_result(i, value)
 
             tasks = [asyncio.create_task(one(i)) for i in range(len(items))]
             try:
