@@ -17,7 +17,7 @@ CORPUS = [
 ] * 20
 
 
-def build_tiny_lm(folder: Path, seed: int = 0, arch: str = "gpt2") -> Path:
+def build_tiny_lm(folder: Path, seed: int = 0, arch: str = "gpt2", hidden: int = 32, layers: int = 2) -> Path:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -36,13 +36,13 @@ def build_tiny_lm(folder: Path, seed: int = 0, arch: str = "gpt2") -> Path:
     torch.manual_seed(seed)
     vocab = tok.get_vocab_size()
     if arch == "llama":
-        cfg = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                           num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
                           eos_token_id=fast.eos_token_id, bos_token_id=fast.bos_token_id,
                           pad_token_id=fast.pad_token_id)
         model = LlamaForCausalLM(cfg)
     else:
-        cfg = GPT2Config(vocab_size=vocab, n_positions=512, n_embd=32, n_layer=2, n_head=2,
+        cfg = GPT2Config(vocab_size=vocab, n_positions=512, n_embd=hidden, n_layer=layers, n_head=2,
                          eos_token_id=fast.eos_token_id, bos_token_id=fast.bos_token_id,
                          pad_token_id=fast.pad_token_id)
         model = GPT2LMHeadModel(cfg)

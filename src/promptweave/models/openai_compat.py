@@ -37,6 +37,8 @@ class RetriesExhaustedError(ModelError):
     code = "PW420"
 
 
+_CONNECTIONS_PER_CLIENT = 8
+
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
@@ -174,11 +176,11 @@ class OpenAICompatModel:
                                 "logprobs": 1, "temperature": 0.0, **self.extra_body}
 
     # -- transport -----------------------------------------------------------
-    def _client(self) -> httpx.AsyncClient:
+    def _client(self, connections: int) -> httpx.AsyncClient:
         headers = {"Content-Type": "application/json", **self.headers}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
         return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout))
 
     def _backoff(self, attempt: int) -> float:
@@ -292,26 +294,41 @@ class OpenAICompatModel:
                          on_result: Callable[[int, Any], None] | None) -> list[Any]:
         self._limiter = _RateLimiter(self.rpm)
         results: list[Any] = [None] * len(items)
-        sem = asyncio.Semaphore(self.concurrency)
-        async with self._client() as client:
-            async def one(i: int) -> None:
-                async with sem:
-                    value = await self._call(client, kind, items[i], params)
-                    results[i] = value
-                    # delivered before the slot frees, so a caller that records results (the cache)
-                    # has recorded this one before the next request goes out
-                    if on_result is not None:
-                        on_result(i, value)
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for i in range(len(items)):
+            queue.put_nowait(i)
+        n_workers = min(self.concurrency, max(len(items), 1))
+        # httpx's pool does per-request work that grows with its size, so the connections are
+        # split over several small clients rather than one large one
+        n_clients = max(1, -(-n_workers // _CONNECTIONS_PER_CLIENT))
+        clients = [self._client(-(-n_workers // n_clients)) for _ in range(n_clients)]
 
-            tasks = [asyncio.create_task(one(i)) for i in range(len(items))]
-            try:
-                for fut in asyncio.as_completed(tasks):
-                    await fut
-            except BaseException:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+        async def worker(w: int) -> None:
+            client = clients[w % n_clients]
+            while True:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                value = await self._call(client, kind, items[i], params)
+                results[i] = value
+                # delivered before this worker takes the next item, so a caller that records
+                # results (the cache) has recorded this one before the next request goes out
+                if on_result is not None:
+                    on_result(i, value)
+
+        tasks = [asyncio.create_task(worker(w)) for w in range(n_workers)]
+        try:
+            for fut in asyncio.as_completed(tasks):
+                await fut
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            for c in clients:
+                await c.aclose()
         return results
 
     # -- protocol methods ------------------------------------------------------
