@@ -119,3 +119,21 @@ def test_cut_at_stop() -> None:
 def test_unknown_dtype_is_a_typed_error(tiny_model_dir) -> None:
     with pytest.raises(ModelError, match="dtype"):
         HFModel(str(tiny_model_dir), dtype="float7")
+
+
+def test_llama_shared_prefix_and_bos_segments(tmp_path) -> None:
+    from tiny_lm import build_tiny_lm
+
+    llama = HFModel(str(build_tiny_lm(tmp_path / "llama", arch="llama")), device="cpu", dtype="float32")
+    bos = llama.tokenizer.bos_token_id
+    prompts = [[[bos], "Question: capital of France? Answer:", f" {x}"] for x in ("Paris", "Berlin", "A")]
+    shared = llama.token_logprobs(prompts, shared_prefix=True)
+    for p, s in zip(prompts, shared):
+        ids = llama.encode(p)
+        assert ids[0] == bos
+        assert s == pytest.approx(direct_token_logprobs(llama, ids), abs=1e-4)
+
+
+def test_chat_without_template_is_a_clear_error(lm: HFModel) -> None:
+    with pytest.raises(ModelError, match="chat_template"):
+        lm.chat([[{"role": "user", "content": "hi"}]], GenerationParams(max_out_len=2))
