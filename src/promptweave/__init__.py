@@ -1,0 +1,37 @@
+"""promptweave: build, view, run and score LLM evaluation prompts.
+
+The data flow, one package per step: config -> dataset rows -> shots (retrievers)
+-> filled templates (Dialogue) -> rendered prompt (meta template) -> model ->
+predictions -> scores.
+
+Typical use::
+
+    from promptweave import load_config, open_dataset, open_model, PromptBuilder
+
+    cfg = load_config("examples/quickstart.py")
+    builder = PromptBuilder(open_dataset(cfg, 0), open_model(cfg, 0))
+    print(builder.build(0).rendered)
+"""
+from promptweave.config import Config, load_config, open_dataset, open_model
+from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig
+from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateError, ModelError, PromptweaveError,
+                                PromptweaveWarning, RetrieverError, RoleError, TemplateError)
+from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
+from promptweave.prompt.template import PromptTemplate
+from promptweave.render.chat import render_chat, to_openai_messages
+from promptweave.render.meta import MetaTemplate
+from promptweave.render.text import render_text
+from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
+                               build_retriever)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Config", "load_config", "open_dataset", "open_model",
+    "DatasetSpec", "InferencerConfig", "ModelSpec", "PromptBuilder", "PromptRecord", "ReaderConfig",
+    "ConfigError", "DataError", "LVEError", "MetaTemplateError", "ModelError", "PromptweaveError",
+    "PromptweaveWarning", "RetrieverError", "RoleError", "TemplateError",
+    "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
+    "render_chat", "render_text", "to_openai_messages",
+    "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
+]

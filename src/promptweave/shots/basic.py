@@ -70,17 +70,37 @@ class RandomRetriever(Retriever):
 
 
 class SlidingKRetriever(Retriever):
-    """The ``ice_num`` train rows just before the test row's position (wrapping to the start)."""
+    """The ``k`` train rows just before the test row's position; the first rows wrap to the end.
+
+    As the reference's SlidingWindowRetriever: test row ``i`` gets train rows
+    ``i-k .. i-1``, and for ``i < k`` the missing ones are the last rows of the train
+    split, placed first. The window size is ``k`` (the reference's required argument;
+    ``ice_num`` when ``k`` is not given). Positions past the train split wrap around
+    (the reference would index out of range); a window never repeats a row, and with
+    ``same_split`` it never holds the test row itself.
+    """
 
     name = "SlidingWindowRetriever"
+
+    def __init__(self, k: int | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        if k is None:
+            k = self.ice_num
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise RetrieverError("k must be a non-negative integer", field="k", value=k)
+        self.k = k
+
+    def settings(self) -> dict[str, Any]:
+        return {"type": self.name, "k": self.k}
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
         n = len(train)
         if n == 0:
             return [[] for _ in range(len(test))]
+        k = min(self.k, n)
         out = []
         for i in range(len(test)):
-            ids = [(i - k) % n for k in range(self.ice_num, 0, -1)]
+            ids = [(i - j) % n for j in range(k, 0, -1)]
             if same_split:
                 ids = [j for j in ids if j != i]
             out.append(ids)

@@ -14,6 +14,13 @@ RETRIEVERS: dict[str, str] = {
     "RandomRetriever": "promptweave.shots.basic:RandomRetriever",
     "SlidingWindowRetriever": "promptweave.shots.basic:SlidingKRetriever",
     "SlidingKRetriever": "promptweave.shots.basic:SlidingKRetriever",
+    "BM25Retriever": "promptweave.shots.bm25:BM25Retriever",
+    "TopkRetriever": "promptweave.shots.topk:TopkRetriever",
+    "TopKRetriever": "promptweave.shots.topk:TopkRetriever",
+    "VotekRetriever": "promptweave.shots.votek:VotekRetriever",
+    "VoteKRetriever": "promptweave.shots.votek:VotekRetriever",
+    "DPPRetriever": "promptweave.shots.dpp:DPPRetriever",
+    "MDLRetriever": "promptweave.shots.mdl:MDLRetriever",
 }
 
 

@@ -1,0 +1,297 @@
+"""Build the exact prompt each model receives for each dataset row.
+
+The general path fills the template into a Dialogue and renders it. For speed,
+each distinct (shot ids, label) combination is also compiled into a *plan*: the
+template is rendered once with marker values in every slot, the rendered text
+is cut at the markers, and each later row is just a join of literals and its
+own values. Rows are never scanned, so the plan and the general path give the
+same bytes (tests check this).
+"""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+from promptweave.errors import DataError, TemplateError
+from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
+from promptweave.prompt.ice import build_ice
+from promptweave.prompt.template import Ice, TurnTemplate, fill_items
+from promptweave.prompt.text import CompiledText
+from promptweave.render.chat import render_chat
+from promptweave.render.text import render_text
+from promptweave.engine.spec import DatasetSpec, ModelSpec
+
+_MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
+_MARK_RE = re.compile("\ue000(\\d+)\ue001")
+_MISSING = object()
+
+
+@dataclass
+class PromptRecord:
+    """One prompt as the model receives it, with where it came from."""
+
+    index: int
+    mode: str
+    label: Any
+    shot_ids: list[int]
+    prompt: Any  # the filled str / Dialogue, before the meta template
+    rendered: Any  # str (text model), list of messages (chat model), or str/token-id segments
+    dataset: str = ""
+    model: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Plan:
+    """Literals with value slots: ``parts[pos] = str(row[name])`` then join."""
+
+    __slots__ = ("parts", "slots")
+
+    def __init__(self, text: str, names: Sequence[str]) -> None:
+        parts: list[str] = []
+        slots: list[tuple[int, str]] = []
+        pos = 0
+        for m in _MARK_RE.finditer(text):
+            if m.start() > pos:
+                parts.append(text[pos:m.start()])
+            slots.append((len(parts), names[int(m.group(1))]))
+            parts.append("")
+            pos = m.end()
+        if pos < len(text):
+            parts.append(text[pos:])
+        self.parts = parts
+        self.slots = slots
+
+    def fill(self, row: Mapping[str, Any]) -> str:
+        parts = self.parts[:]
+        for pos, name in self.slots:
+            v = row.get(name, _MISSING)
+            parts[pos] = ("{" + name + "}") if v is _MISSING else (v if type(v) is str else str(v))
+        return "".join(parts)
+
+
+class PromptBuilder:
+    """Builds prompts for one dataset × model in one mode (``gen`` or ``ppl``)."""
+
+    def __init__(self, dataset: DatasetSpec, model: ModelSpec, mode: str | None = None,
+                 *, use_plans: bool = True, plan_cache: int = 4096) -> None:
+        self.dataset = dataset
+        self.model = model
+        self.mode = mode or dataset.inferencer.mode
+        if self.mode not in ("gen", "ppl"):
+            raise TemplateError("mode must be 'gen' or 'ppl'", value=self.mode)
+        self.template = dataset.template
+        self.output = dataset.reader.output_column
+        self.use_plans = use_plans
+        self._plans: OrderedDict[tuple, Any] = OrderedDict()
+        self._plan_cache = plan_cache
+        self._ice_cache: OrderedDict[tuple, Ice] = OrderedDict()
+        self._ids: list[list[int]] | None = None
+        self._names = sorted(self.template.placeholder_names())
+        self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
+        if model.meta is not None and self.mode == "gen" and model.kind == "lm":
+            model.meta.warn_if_no_generate(file=model.file)
+
+    # ------------------------------------------------------------------ shots
+    @property
+    def shot_ids(self) -> list[list[int]]:
+        if self._ids is None:
+            same = self.dataset.same_split
+            if same is None:
+                same = self.dataset.train is self.dataset.test
+            self._ids = self.dataset.retriever.select(self.dataset.train, self.dataset.test, same_split=same)
+        return self._ids
+
+    def labels(self) -> list[Any]:
+        """Labels scored in ppl mode, in the reference's order."""
+        inf = self.dataset.inferencer
+        if inf.labels is not None:
+            return list(inf.labels)
+        pt, it = self.dataset.prompt_template, self.dataset.ice_template
+        if pt is not None and pt.is_label_dict:
+            return pt.labels()
+        if it is not None and it.ice_token is not None and it.is_label_dict:
+            return it.labels()
+        seen: dict[Any, None] = {}
+        for row in self.dataset.test:
+            seen.setdefault(row.get(self.output), None)
+        return list(seen)
+
+    def _ice(self, ids: Sequence[int]) -> Ice:
+        key = tuple(ids)
+        hit = self._ice_cache.get(key)
+        if hit is not None:
+            return hit
+        pt = self.dataset.prompt_template or self.dataset.ice_template
+        strip = (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
+        r = self.dataset.retriever
+        ice = build_ice(self.dataset.ice_template, self.dataset.train, ids, output_column=self.output,
+                        separator=r.ice_separator, eos=r.ice_eos_token, strip=strip)
+        self._ice_cache[key] = ice
+        if len(self._ice_cache) > self._plan_cache:
+            self._ice_cache.popitem(last=False)
+        return ice
+
+    # ------------------------------------------------------------------ filling
+    def _compiled(self, label: Any) -> Any:
+        tpl = self.template
+        if self.mode == "gen":
+            key, raw = tpl.raw_for(label, first_if_missing=True)
+            return tpl.compiled(key, raw, ice=False, ice_token=tpl.ice_token,
+                                strip_after=(tpl.sep_token,) if tpl.sep_token else ())
+        key, raw = tpl.raw_for(label)
+        keep_sep = self.dataset.inferencer.normalizing_str is not None
+        strip = (tpl.sep_token,) if tpl.sep_token and not keep_sep else ()
+        return tpl.compiled(key, raw, ice=False, ice_token=tpl.ice_token, strip_before=strip)
+
+    def _checked(self, label: Any, ids: Sequence[int]) -> Any:
+        compiled = self._compiled(label)
+        if ids and not _mentions_ice(compiled):
+            raise TemplateError(
+                f"{len(ids)} in-context examples were retrieved but the template has no "
+                f"{self.template.ice_token or 'ice_token'} to put them in", file=self.dataset.file,
+                field=self.template.field, expected="the ice_token in the template, or ZeroRetriever")
+        return compiled
+
+    def _row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        if self.mode == "gen" and self.output is not None and self.output in row:
+            row = dict(row)
+            row[self.output] = self.dataset.inferencer.gen_field_replace_token
+        return row
+
+    def fill(self, index: int, label: Any = None, ids: Sequence[int] | None = None) -> Any:
+        """The filled prompt (str or Dialogue) before the model's meta template."""
+        row = self._test_row(index)
+        ids = self.shot_ids[index] if ids is None else ids
+        return fill_items(self._checked(label, ids), self._row(row), self._ice(ids), field=self.template.field)
+
+    def render(self, prompt: Any) -> Any:
+        if self.model.kind == "api":
+            return render_chat(prompt, self.model.meta, self.mode)
+        return render_text(prompt, self.model.meta, self.mode)
+
+    def _test_row(self, index: int) -> Mapping[str, Any]:
+        try:
+            return self.dataset.test[index]
+        except IndexError:
+            raise DataError(f"row {index} is out of range: the test split has {len(self.dataset.test)} rows",
+                            field=f"{self.dataset.abbr}.test", value=index) from None
+
+    # ------------------------------------------------------------------ plans
+    def _plan(self, label: Any, ids: Sequence[int]) -> Any:
+        key = (label if self.mode == "ppl" else None, tuple(ids))
+        plan = self._plans.get(key, _MISSING)
+        if plan is not _MISSING:
+            return plan
+        plan = self._make_plan(label, ids)
+        self._plans[key] = plan
+        if len(self._plans) > self._plan_cache:
+            self._plans.popitem(last=False)
+        return plan
+
+    def _make_plan(self, label: Any, ids: Sequence[int]) -> Any:
+        ice = self._ice(ids)
+        if _ice_has_marker(ice):
+            return None
+        names = self._names
+        probe = {n: f"{_MARK_OPEN}{i}{_MARK_CLOSE}" for i, n in enumerate(names)}
+        if self.mode == "gen" and self.output is not None:
+            probe[self.output] = self.dataset.inferencer.gen_field_replace_token
+        filled = fill_items(self._checked(label, ids), probe, ice, field=self.template.field)
+        if isinstance(filled, Dialogue):
+            if any(type(t) is Turn and t.parts is not None for t in filled.items):
+                return None  # multimodal parts are not plain text
+            if self.model.meta is None and _emptiness_depends_on_data(filled):
+                return None
+        rendered = self.render(filled)
+        if isinstance(rendered, str):
+            return ("str", _Plan(rendered, names))
+        if isinstance(rendered, list) and all(isinstance(m, dict) for m in rendered):
+            msgs = []
+            for m in rendered:
+                if isinstance(m.get("prompt"), str) and _MARK_OPEN in m["prompt"]:
+                    msgs.append((m, _Plan(m["prompt"], names)))
+                elif _MARK_OPEN in repr(m):
+                    return None
+                else:
+                    msgs.append((m, None))
+            return ("msgs", msgs)
+        return None  # token-id segments: take the general path
+
+    def _run_plan(self, plan: Any, row: Mapping[str, Any]) -> Any:
+        kind, body = plan
+        if kind == "str":
+            return body.fill(row)
+        out = []
+        for m, p in body:
+            if p is None:
+                out.append(m if "prompt" not in m else dict(m))
+            else:
+                d = dict(m)
+                d["prompt"] = p.fill(row)
+                out.append(d)
+        return out
+
+    # ------------------------------------------------------------------ public
+    def build(self, index: int, label: Any = None, *, with_prompt: bool = False) -> PromptRecord:
+        """The prompt for test row ``index`` (and ``label`` in ppl mode)."""
+        ids = self.shot_ids[index]
+        rendered = _MISSING
+        prompt = None
+        if self._plans_ok and not with_prompt:
+            plan = self._plan(label, ids)
+            if plan is not None:
+                rendered = self._run_plan(plan, self._test_row(index))
+        if rendered is _MISSING:
+            prompt = self.fill(index, label, ids)
+            rendered = self.render(prompt)
+        return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids), prompt, rendered,
+                            self.dataset.abbr, self.model.abbr)
+
+    def build_row(self, index: int, *, with_prompt: bool = False) -> list[PromptRecord]:
+        """All prompts for one row: one in gen mode, one per label in ppl mode."""
+        if self.mode == "gen":
+            return [self.build(index, with_prompt=with_prompt)]
+        return [self.build(index, label, with_prompt=with_prompt) for label in self.labels()]
+
+    def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False) -> Iterator[PromptRecord]:
+        if indices is None:
+            indices = range(len(self.dataset.test))
+        for i in indices:
+            yield from self.build_row(i, with_prompt=with_prompt)
+
+
+def _mentions_ice(compiled: Any) -> bool:
+    if isinstance(compiled, CompiledText):
+        return compiled.has_ice
+    for it in compiled:
+        t = type(it)
+        if t is CompiledText and it.has_ice:
+            return True
+        if t is TurnTemplate and it.prompt is not None and it.prompt.has_ice:
+            return True
+    return False
+
+
+def _ice_has_marker(ice: Ice) -> bool:
+    if isinstance(ice, str):
+        return _MARK_OPEN in ice or _MARK_CLOSE in ice
+    return any(_MARK_OPEN in repr(it) or _MARK_CLOSE in repr(it) for it in ice.items)
+
+
+def _has_marker_literals(dataset: DatasetSpec, model: ModelSpec) -> bool:
+    text = repr(dataset.template.template) + repr(getattr(dataset.ice_template, "template", "")) + repr(model.meta)
+    return _MARK_OPEN in text or _MARK_CLOSE in text
+
+
+def _emptiness_depends_on_data(filled: Dialogue) -> bool:
+    """Without a meta template, empty items change separators: a text made only of slots may be empty."""
+    for it in filled.items:
+        t = type(it)
+        if t is SectionMark:
+            continue
+        text = it if t is str else (it.prompt or "")
+        if _MARK_OPEN in text and not _MARK_RE.sub("", text):
+            return True
+    return False

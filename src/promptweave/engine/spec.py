@@ -1,0 +1,213 @@
+"""Typed dataset and model specs, built from config dicts at the boundary."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from promptweave.errors import ConfigError, PromptweaveWarning, TemplateError
+from promptweave.prompt.template import PromptTemplate
+from promptweave.render.meta import MetaTemplate
+from promptweave.shots import Retriever, build_retriever
+
+Row = Mapping[str, Any]
+
+_TEMPLATE_TYPES = {"PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate"}
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Which columns the prompt may use and which one holds the answer."""
+
+    input_columns: tuple[str, ...]
+    output_column: str | None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
+                    field_path: str = "reader_cfg") -> "ReaderConfig":
+        cfg = dict(cfg or {})
+        cols = cfg.pop("input_columns", [])
+        if isinstance(cols, str):
+            cols = [cols]
+        if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
+            raise ConfigError("input_columns must be a list of column names", file=file,
+                              field=f"{field_path}.input_columns", value=cols)
+        out = cfg.pop("output_column", None)
+        if out is not None and not isinstance(out, str):
+            raise ConfigError("output_column must be a column name", file=file, field=f"{field_path}.output_column",
+                              value=out)
+        return cls(tuple(cols), out, cfg)
+
+
+@dataclass(frozen=True)
+class InferencerConfig:
+    """How prompts are used: ``gen`` (generate) or ``ppl`` (score each label), plus settings."""
+
+    type: str = "GenInferencer"
+    labels: tuple[Any, ...] | None = None
+    gen_field_replace_token: str = ""
+    normalizing_str: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return "ppl" if self.type in ("PPLInferencer", "CLPInferencer", "PPLOnlyInferencer") else "gen"
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> "InferencerConfig":
+        cfg = dict(cfg or {})
+        kind = cfg.pop("type", "GenInferencer")
+        kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+        kind = kind.rsplit(".", 1)[-1]
+        labels = cfg.pop("labels", None)
+        return cls(kind, tuple(labels) if labels is not None else None, cfg.pop("gen_field_replace_token", ""),
+                   cfg.pop("normalizing_str", None), cfg)
+
+
+def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemplate | None:
+    if cfg is None:
+        return None
+    if isinstance(cfg, PromptTemplate):
+        return cfg
+    if not isinstance(cfg, Mapping):
+        raise TemplateError("a template config must be a dict with 'template'", file=file, field=field_path,
+                            value=cfg)
+    cfg = dict(cfg)
+    kind = cfg.pop("type", "PromptTemplate")
+    kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+    kind_name = kind_name.rsplit(".", 1)[-1]
+    if kind_name not in _TEMPLATE_TYPES:
+        raise TemplateError(f"unknown template type {kind_name!r}", file=file, field=field_path + ".type",
+                            expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+    if "template" not in cfg:
+        raise TemplateError("missing 'template'", file=file, field=field_path + ".template")
+    template = cfg.pop("template")
+    tpl = PromptTemplate(template, cfg.pop("ice_token", None), cfg.pop("sep_token", None),
+                         field=field_path + ".template", file=file, **cfg)
+    tpl.kind_name = kind_name
+    return tpl
+
+
+@dataclass
+class DatasetSpec:
+    """A dataset ready for prompt building: rows, templates, retriever and inferencer settings."""
+
+    abbr: str
+    reader: ReaderConfig
+    prompt_template: PromptTemplate | None
+    ice_template: PromptTemplate | None
+    retriever: Retriever
+    inferencer: InferencerConfig
+    train: Sequence[Row]
+    test: Sequence[Row]
+    file: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    same_split: bool | None = None
+
+    @property
+    def template(self) -> PromptTemplate:
+        """The template the prompt is built from (``prompt_template``, else the ``ice_template`` shorthand)."""
+        t = self.prompt_template or self.ice_template
+        if t is None:
+            raise TemplateError("no prompt_template or ice_template", file=self.file,
+                                field=f"{self.field}.infer_cfg")
+        return t
+
+    field: str = "dataset"
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], *, train: Sequence[Row], test: Sequence[Row],
+                    file: str | None = None, field_path: str = "dataset", check_columns: bool = True) -> "DatasetSpec":
+        infer = cfg.get("infer_cfg")
+        if not isinstance(infer, Mapping):
+            raise ConfigError("missing infer_cfg", file=file, field=f"{field_path}.infer_cfg",
+                              expected="dict(prompt_template=..., retriever=..., inferencer=...)")
+        reader = ReaderConfig.from_config(cfg.get("reader_cfg"), file=file, field_path=f"{field_path}.reader_cfg")
+        pt = build_template(infer.get("prompt_template"), file=file,
+                            field_path=f"{field_path}.infer_cfg.prompt_template")
+        it = build_template(infer.get("ice_template"), file=file, field_path=f"{field_path}.infer_cfg.ice_template")
+        if pt is None and it is None:
+            raise TemplateError("infer_cfg needs a prompt_template or an ice_template", file=file,
+                                field=f"{field_path}.infer_cfg")
+        if pt is not None and it is not None and pt.ice_token is None:
+            raise TemplateError("with an ice_template, the prompt_template must say where examples go",
+                                file=file, field=f"{field_path}.infer_cfg.prompt_template.ice_token",
+                                expected="ice_token='</E>' (and the token in the template)")
+        if pt is None and it is not None and it.ice_token is None:
+            raise TemplateError("an ice_template used alone is also the prompt template, so it needs an ice_token",
+                                file=file, field=f"{field_path}.infer_cfg.ice_template.ice_token")
+        try:
+            retriever = build_retriever(infer.get("retriever"))
+        except Exception as exc:
+            from promptweave.errors import PromptweaveError
+
+            if isinstance(exc, PromptweaveError):
+                raise exc.at(file=file, prefix=f"{field_path}.infer_cfg.retriever") from None
+            raise
+        spec = cls(
+            abbr=str(cfg.get("abbr") or cfg.get("path") or "dataset"),
+            reader=reader, prompt_template=pt, ice_template=it, retriever=retriever,
+            inferencer=InferencerConfig.from_config(infer.get("inferencer")),
+            train=train, test=test, file=file, field=field_path,
+            extra={k: v for k, v in cfg.items() if k not in ("infer_cfg", "reader_cfg", "abbr")},
+        )
+        if check_columns:
+            spec.check_columns()
+        return spec
+
+    def check_columns(self) -> None:
+        """Warn (as the references tolerate it) about placeholders no row can fill."""
+        columns: set[str] = set()
+        for rows in (self.test, self.train):
+            for row in rows[:50]:
+                columns.update(row.keys())
+        if not columns:
+            return
+        for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
+            if tpl is None:
+                continue
+            for ph in sorted(tpl.placeholder_names()):
+                if ph.isidentifier() and ph not in columns:
+                    warnings.warn(
+                        f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
+                        f"{{{ph}}} names no column of the rows (columns: {', '.join(sorted(columns))}); "
+                        "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
+
+
+@dataclass
+class ModelSpec:
+    """A model as far as prompts are concerned: its kind (``lm`` text or ``api`` chat) and meta template."""
+
+    abbr: str
+    kind: str
+    meta: MetaTemplate | None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    file: str | None = None
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], *, file: str | None = None,
+                    field_path: str = "model") -> "ModelSpec":
+        kind = cfg.get("kind")
+        if kind is None:
+            t = cfg.get("type", "")
+            tname = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+            kind = "api" if _looks_api(tname) else "lm"
+        if kind not in ("lm", "api"):
+            raise ConfigError("model kind must be 'lm' (text) or 'api' (chat)", file=file, field=f"{field_path}.kind",
+                              value=kind)
+        meta = MetaTemplate.from_config(cfg.get("meta_template"), kind=kind, file=file,
+                                        field=f"{field_path}.meta_template")
+        abbr = str(cfg.get("abbr") or cfg.get("name") or cfg.get("path") or "model")
+        return cls(abbr, kind, meta, cfg, file)
+
+
+_API_NAMES = ("API", "OpenAI", "Chat", "GPT", "Claude", "Gemini")
+
+
+def _looks_api(type_name: str) -> bool:
+    short = type_name.rsplit(".", 1)[-1]
+    if short in ("HuggingFace", "HuggingFaceCausalLM", "HuggingFaceBaseModel", "VLLM", "TurboMind",
+                 "TransformersModel", "VLLMCustomAPI"):
+        return False
+    return any(s in short for s in _API_NAMES)

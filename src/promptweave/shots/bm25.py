@@ -1,0 +1,175 @@
+"""Okapi BM25 exactly as ``rank_bm25.BM25Okapi`` scores it, vectorised over posting lists.
+
+Per term ``t`` and document ``d``: ``idf(t) * tf*(k1+1) / (tf + k1*(1-b+b*|d|/avgdl))`` with
+``idf(t) = ln(N-n+0.5) - ln(n+0.5)``; a negative idf is replaced by ``epsilon * mean idf``.
+A query's score adds one term contribution per query token, repeats included.
+
+The contribution of every (term, document) pair is computed once with the same
+floating-point operations as the reference, and a query's scores are summed in
+query-token order, so scores are bit-identical to the reference and the top-k
+(ties by lower index) is the same.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from promptweave.errors import RetrieverError
+from promptweave.shots import cache
+from promptweave.shots.base import Retriever, Row
+from promptweave.shots.text import corpus, top_k
+from promptweave.shots.tokenize import get_tokenizer
+
+
+@dataclass
+class BM25Index:
+    """Posting lists by term: ``docs[indptr[t]:indptr[t+1]]`` hold term ``t``'s documents (ascending)
+    and ``weights`` the matching BM25 contributions."""
+
+    vocab: dict[str, int]
+    indptr: np.ndarray
+    docs: np.ndarray
+    weights: np.ndarray
+    n_docs: int
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25
+
+    @classmethod
+    def build(cls, tokenized: Sequence[Sequence[str]], *, k1: float = 1.5, b: float = 0.75,
+              epsilon: float = 0.25) -> "BM25Index":
+        vocab: dict[str, int] = {}
+        doc_ids: list[int] = []
+        term_ids: list[int] = []
+        tfs: list[int] = []
+        doc_len = np.fromiter((len(t) for t in tokenized), dtype=np.int64, count=len(tokenized))
+        for d, toks in enumerate(tokenized):
+            counts: dict[int, int] = {}
+            for tok in toks:
+                tid = vocab.setdefault(tok, len(vocab))  # first-seen order, as the reference's dicts
+                counts[tid] = counts.get(tid, 0) + 1
+            doc_ids.extend([d] * len(counts))
+            term_ids.extend(counts.keys())
+            tfs.extend(counts.values())
+        n = len(tokenized)
+        terms = np.asarray(term_ids, dtype=np.int64)
+        order = np.argsort(terms, kind="stable")  # documents stay ascending within each term
+        docs = np.asarray(doc_ids, dtype=np.int64)[order].astype(np.int32)
+        tf = np.asarray(tfs, dtype=np.int64)[order]
+        df = np.bincount(terms, minlength=len(vocab))
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        idf = _idf(df.tolist(), n, epsilon)
+        weights = np.empty(0, dtype=np.float64)
+        if n and len(vocab):
+            avgdl = int(doc_len.sum()) / n
+            # Same operations, same order as the reference, so each contribution is bit-identical.
+            norm = k1 * (1 - b + b * doc_len / avgdl)
+            per_posting_idf = np.repeat(np.asarray(idf, dtype=np.float64), df)
+            weights = per_posting_idf * (tf * (k1 + 1) / (tf + norm[docs]))
+        return cls(vocab, indptr, docs, weights, n, k1, b, epsilon)
+
+    def query_terms(self, tokens: Sequence[str]) -> list[int]:
+        """Term ids of the query tokens found in the index, in query order, repeats kept."""
+        get = self.vocab.get
+        return [t for t in (get(tok) for tok in tokens) if t is not None]
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """BM25 score of every document for one tokenised query."""
+        terms = self.query_terms(tokens)
+        if not terms:
+            return np.zeros(self.n_docs)
+        ip = self.indptr
+        if len(terms) == 1:
+            idx = self.docs[ip[terms[0]]:ip[terms[0] + 1]]
+            w = self.weights[ip[terms[0]]:ip[terms[0] + 1]]
+        else:
+            idx = np.concatenate([self.docs[ip[t]:ip[t + 1]] for t in terms])
+            w = np.concatenate([self.weights[ip[t]:ip[t + 1]] for t in terms])
+        # bincount adds weights in input order, i.e. in query-token order per document.
+        return np.bincount(idx, weights=w, minlength=self.n_docs)
+
+    def search(self, queries: Sequence[Sequence[str]], k: int, *, exclude: Sequence[int | None] | None = None
+               ) -> list[list[int]]:
+        out = []
+        for i, q in enumerate(queries):
+            s = self.scores(q)
+            if exclude is not None and exclude[i] is not None:
+                s[exclude[i]] = -np.inf
+                ids = top_k(s, min(k, self.n_docs - 1))
+            else:
+                ids = top_k(s, k)
+            out.append(ids.tolist())
+        return out
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        terms = np.frombuffer(json.dumps(list(self.vocab)).encode("utf-8"), dtype=np.uint8)
+        return {"terms": terms, "indptr": self.indptr, "docs": self.docs,
+                "weights": self.weights, "meta": np.array([self.n_docs, self.k1, self.b, self.epsilon])}
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> "BM25Index":
+        n, k1, b, eps = a["meta"].tolist()
+        vocab = {t: i for i, t in enumerate(json.loads(a["terms"].tobytes().decode("utf-8")))}
+        return cls(vocab, a["indptr"], a["docs"], a["weights"], int(n), k1, b, eps)
+
+
+def _idf(df: list[int], n: int, epsilon: float) -> list[float]:
+    # A plain Python loop on purpose: the reference's running sum and math.log, bit for bit.
+    idf = [math.log(n - f + 0.5) - math.log(f + 0.5) for f in df]
+    if not idf:
+        return idf
+    total = 0.0
+    for v in idf:
+        total += v
+    eps = epsilon * (total / len(idf))
+    return [eps if v < 0 else v for v in idf]
+
+
+class BM25Retriever(Retriever):
+    """Top-``ice_num`` train rows by BM25 over the input columns (OpenCompass's BM25Retriever)."""
+
+    name = "BM25Retriever"
+
+    def __init__(self, *, tokenizer: str = "regex", k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 input_columns: Sequence[str] | None = None, use_cache: bool = True, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tokenizer = tokenizer
+        self.tokenize = get_tokenizer(tokenizer)
+        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        self.input_columns = list(input_columns) if input_columns is not None else None
+        self.use_cache = use_cache
+        self.cache_hit: bool | None = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
+                "b": self.b, "epsilon": self.epsilon}
+
+    def index(self, texts: Sequence[str]) -> BM25Index:
+        """Build (or load from the cache) the index of ``texts``."""
+        key = None
+        if self.use_cache:
+            key = cache.key_of("bm25", {k: v for k, v in self.settings().items() if k != "ice_num"}, texts)
+            got = cache.load_arrays("bm25", key)
+            if got is not None:
+                self.cache_hit = True
+                return BM25Index.from_arrays(got)
+        self.cache_hit = False
+        idx = BM25Index.build([self.tokenize(t) for t in texts], k1=self.k1, b=self.b, epsilon=self.epsilon)
+        if key is not None:
+            cache.save_arrays("bm25", key, idx.to_arrays())
+        return idx
+
+    def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
+        if same_split and len(train) != len(test):
+            raise RetrieverError("same_split needs train and test to be the same rows", field="same_split")
+        if not train:
+            return [[] for _ in test]
+        idx = self.index(corpus(train, self.input_columns))
+        queries = [self.tokenize(t) for t in corpus(test, self.input_columns)]
+        exclude = list(range(len(test))) if same_split else None
+        return idx.search(queries, self.ice_num, exclude=exclude)

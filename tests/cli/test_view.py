@@ -1,0 +1,64 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from promptweave.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart.py"
+runner = CliRunner()
+
+
+def test_view_quickstart_shows_first_row_of_every_dataset_and_model():
+    res = runner.invoke(app, ["view", str(QUICKSTART)])
+    assert res.exit_code == 0, res.output
+    for pair in ("arithmetic × local-chatml", "arithmetic × api-chat", "science_mc × local-chatml"):
+        assert pair in res.output
+    assert "<|im_start|>assistant\n" in res.output
+    assert "label 'D'" in res.output  # ppl: every label
+
+
+def test_view_json_is_machine_readable_and_counts_chars():
+    res = runner.invoke(app, ["view", str(QUICKSTART), "--json", "-d", "arithmetic", "-m", "local-chatml",
+                              "--index", "2", "--shots"])
+    assert res.exit_code == 0, res.output
+    recs = json.loads(res.stdout)
+    assert len(recs) == 1
+    rec = recs[0]
+    assert rec["index"] == 2 and rec["shot_ids"] == [0, 1, 2]
+    assert rec["chars"] == len(rec["prompt"])
+    assert rec["prompt"].endswith("<|im_start|>assistant\n")
+
+
+def test_view_plain_when_piped_has_no_escape_codes():
+    out = subprocess.run([sys.executable, "-m", "promptweave", "view", str(QUICKSTART), "-d", "science_mc",
+                          "-m", "api-chat"], capture_output=True, text=True, check=True).stdout
+    assert "\x1b[" not in out and "[HUMAN] Question:" in out
+
+
+def test_view_unknown_dataset_names_the_choices():
+    res = runner.invoke(app, ["view", str(QUICKSTART), "-d", "nope"])
+    assert res.exit_code == 2
+    assert "no dataset named 'nope'" in res.output and "arithmetic" in res.output
+
+
+def test_view_bad_config_names_file_and_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "datasets:\n  - abbr: x\n    rows: [{q: a}]\n    reader_cfg: {input_columns: [q]}\n"
+        "    infer_cfg: {prompt_template: {template: {round: not-a-list}}}\nmodels: [{abbr: m}]\n")
+    res = runner.invoke(app, ["view", str(bad)])
+    assert res.exit_code == 2
+    assert "bad.yaml" in res.output and "datasets[0].infer_cfg.prompt_template.template.round" in res.output
+
+
+def test_view_missing_reader_cfg_names_the_dataset(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("datasets:\n  - abbr: x\n    rows: [{q: a}]\n"
+                   "    infer_cfg: {prompt_template: {template: '{q}'}}\nmodels: [{abbr: m}]\n")
+    res = runner.invoke(app, ["view", str(bad)])
+    assert res.exit_code == 2
+    assert "datasets[0].reader_cfg" in res.output
