@@ -28,7 +28,7 @@ def test_chat_returns_scripted_answers_in_order(stub_server: StubServer) -> None
 
 def test_full_endpoint_url_is_accepted_and_stop_is_sent(stub_server: StubServer) -> None:
     stub_server.answer = lambda body: "abc\nSTOP def"
-    m = fast(stub_server.url + "/chat/completions")
+    m = fast(stub_server.url + "/chat/completions", endpoint="completions")
     out = m.generate(["hello"], GenerationParams(stop=("STOP",)))
     assert out == ["abc\n"]
     assert stub_server.log[0]["path"] == "/v1/completions"
@@ -106,3 +106,13 @@ def test_rate_limit_spaces_requests(stub_server: StubServer) -> None:
     m.chat([[{"role": "user", "content": str(i)}] for i in range(5)], GenerationParams())
     assert m._limiter.interval == pytest.approx(0.01)
     assert stub_server.total_answered == 5
+
+
+def test_renderer_messages_and_text_prompts_reach_chat_endpoint(stub_server: StubServer) -> None:
+    m = fast(stub_server.url)  # endpoint="chat" by default
+    m.chat([[{"role": "SYSTEM", "prompt": "be brief"}, {"role": "HUMAN", "prompt": "hi"}]], GenerationParams())
+    m.generate(["plain text"], GenerationParams())
+    assert stub_server.log[0]["body"]["messages"] == [{"role": "system", "content": "be brief"},
+                                                      {"role": "user", "content": "hi"}]
+    assert stub_server.log[1]["path"] == "/v1/chat/completions"
+    assert stub_server.log[1]["body"]["messages"] == [{"role": "user", "content": "plain text"}]

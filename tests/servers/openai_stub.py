@@ -143,12 +143,19 @@ class StubServer:
         server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
+        self._handlers: set = set()
         async with server:
             await self._stop_event.wait()
             server.close()
+            for t in list(self._handlers):
+                t.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+            await asyncio.sleep(0)  # let the closed transports finish closing
 
     # -- HTTP --------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._handlers.add(task)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -163,9 +170,10 @@ class StubServer:
                 keep = await self._respond(method, path, headers, body_bytes, writer)
                 if not keep:
                     break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
+            self._handlers.discard(task)
             try:
                 writer.close()
             except Exception:

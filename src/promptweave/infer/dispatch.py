@@ -90,7 +90,10 @@ class CachedCaller:
                 raise ModelError(f"'{kind}' scoring needs a local model; HTTP backends support gen and ppl",
                                  field="model", value=self.name)
             items = [requests[i] if kind == "chat" else _as_text(requests[i]) for i in todo]
-            self.model.run_batch(_REMOTE_KIND[kind], items, params,
+            remote_kind = _REMOTE_KIND[kind]
+            if kind == "generate" and getattr(self.model, "endpoint", "completions") == "chat":
+                remote_kind = "chat"  # a chat-only server gets a text prompt as one user message
+            self.model.run_batch(remote_kind, items, params,
                                  on_result=lambda j, v: store([todo[j]], [v]))
             return results
         self._call_local(kind, requests, params, todo, groups, store)

@@ -11,9 +11,9 @@ from typing import Any, Mapping
 from promptweave.errors import ConfigError
 from promptweave.models.base import GenerationParams
 
-HF_TYPES = {"HuggingFace", "HuggingFaceCausalLM", "HuggingFaceBaseModel", "HuggingFacewithChatTemplate",
+HF_TYPES = {"TransformersModel", "HFModel", "HuggingFace", "HuggingFaceCausalLM", "HuggingFaceBaseModel", "HuggingFacewithChatTemplate",
             "HuggingFaceChatGLM3", "hf", "transformers"}
-OPENAI_TYPES = {"OpenAI", "OpenAISDK", "OpenAIAsync", "OpenAICompat", "VLLMAPI", "VLLMCustomAPIChat",
+OPENAI_TYPES = {"OpenAICompatModel", "OpenAI", "OpenAISDK", "OpenAIAsync", "OpenAICompat", "VLLMAPI", "VLLMCustomAPIChat",
                 "LMDeployAPI", "openai", "openai_compat", "api"}
 VLLM_TYPES = {"VLLM", "VLLMwithChatTemplate", "vllm"}
 
@@ -86,6 +86,9 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
             extra_body=cfg_get(cfg, "extra_body"),
             revision=cfg_get(cfg, "revision"),
         )
+        # a text ("lm") model behind an OpenAI server gets /completions; a chat ("api") model gets chat
+        endpoint = cfg_get(cfg, "endpoint") or ("completions" if cfg_get(cfg, "kind") == "lm" else "chat")
+        kw["endpoint"] = "completions" if endpoint in ("completion", "completions") else endpoint
         if cfg_get(cfg, "backoff_base") is not None:
             kw["backoff_base"] = float(cfg_get(cfg, "backoff_base"))
         kw.update(retry_overrides or {})

@@ -120,7 +120,11 @@ class OpenAICompatModel:
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         revision: str | None = None,
+        endpoint: str = "chat",
     ) -> None:
+        if endpoint not in ("chat", "completions"):
+            raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
+        self.endpoint = endpoint
         if concurrency < 1:
             raise ModelError("concurrency must be at least 1", field="concurrency", value=concurrency)
         self.base_url = _strip_endpoint(base_url)
@@ -144,7 +148,7 @@ class OpenAICompatModel:
     def identity(self) -> dict[str, Any]:
         """What makes this model's answers distinct (the response cache keys on it)."""
         return {"backend": "openai", "url": self.base_url, "model": self.model, "revision": self.revision,
-                "extra_body": self.extra_body}
+                "endpoint": self.endpoint, "extra_body": self.extra_body}
 
     def max_connections(self) -> int:
         return self.concurrency
@@ -165,7 +169,9 @@ class OpenAICompatModel:
         return body
 
     def chat_request(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, dict]:
-        return "/chat/completions", {"model": self.model, "messages": list(messages), **self._decoding(params),
+        msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else [
+            _openai_message(m) for m in messages]
+        return "/chat/completions", {"model": self.model, "messages": msgs, **self._decoding(params),
                                      **self.extra_body}
 
     def completion_request(self, prompt: str, params: GenerationParams) -> tuple[str, dict]:
@@ -336,7 +342,8 @@ class OpenAICompatModel:
         return self.run_batch("chat", conversations, params)
 
     def generate(self, prompts: Sequence[str], params: GenerationParams) -> list[str]:
-        return self.run_batch("complete", prompts, params)
+        """Text prompts: sent to /completions, or as one user message when ``endpoint='chat'``."""
+        return self.run_batch("complete" if self.endpoint == "completions" else "chat", prompts, params)
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         return self.run_batch("loglikelihood", requests)
@@ -344,6 +351,17 @@ class OpenAICompatModel:
     def token_logprobs(self, prompts: Sequence[str]) -> list[list[float]]:
         """Per-token log-probabilities of each prompt (tokens 2..n), via echo."""
         return self.run_batch("score", prompts)
+
+
+_ROLES = {"HUMAN": "user", "BOT": "assistant", "SYSTEM": "system"}
+
+
+def _openai_message(m: Message) -> Message:
+    """An OpenAI message from either form: ``{role, content}`` or the renderer's ``{role: HUMAN, prompt}``."""
+    if "content" in m and m.get("role") in ("user", "assistant", "system", "tool", "developer"):
+        return dict(m)
+    role = str(m.get("role"))
+    return {"role": _ROLES.get(role, role.lower()), "content": m.get("content", m.get("prompt", ""))}
 
 
 def _error_text(resp: httpx.Response) -> str:
