@@ -47,7 +47,7 @@ def test_killed_run_resumes_without_repeating_work(tmp_path) -> None:
             proc = _spawn(srv.url, work)
             assert srv.held.wait(timeout=120), "the run never reached the kill point"
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
             kills += 1
         assert not (work / "predictions" / "stub-model" / "toy-ppl.jsonl").exists()
         srv.hold_after = None

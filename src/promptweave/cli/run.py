@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -11,41 +11,38 @@ from promptweave.cli.app import app
 
 @app.command("run")
 def run_cmd(
-    config: Path = typer.Argument(..., help="An OpenCompass / AISBench / promptweave config file."),
+    config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."),
     workdir: Path = typer.Option(Path("outputs"), "-w", "--work-dir", help="Where predictions, results and the "
-                                 "response cache go; rerun with the same folder to resume."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N rows of each dataset."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and show the tasks; send nothing."),
-    allow_code: bool = typer.Option(False, "--allow-code", help="Allow callables from the config to run "
-                                    "(custom postprocessors)."),
+                                 "response cache go; rerun the same command to resume."),
+    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
+    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N test rows of each dataset."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and show the tasks; load no model, send nothing."),
+    trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
+                                      "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
     from rich.table import Table
 
+    from promptweave.cli.common import fail, select
+    from promptweave.config import load_config
     from promptweave.errors import PromptweaveError
     from promptweave.run import run_tasks, summary_table
-    from promptweave.run.plan import plan_tasks
+    from promptweave.run.plan import plan_config
 
-    console = Console()
-    if not config.exists():
-        console.print(f"[red]error:[/red] no such config file: {config}")
-        raise typer.Exit(2)
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
     try:
-        from promptweave.config import load_config
-        from promptweave.engine import build_prompts
-    except ImportError as exc:  # the engine is a separate part of the package
-        console.print(f"[red]error:[/red] the prompt engine is not available: {exc}")
-        raise typer.Exit(2)
-    try:
-        cfg = load_config(str(config))
-        tasks = plan_tasks(list(cfg.datasets), list(cfg.models), build_prompts, limit=limit, allow_code=allow_code)
+        cfg = load_config(config, trust=trust_config)
+        ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
+        model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+        tasks = plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
     except PromptweaveError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2)
+        fail(err, exc)
     if dry_run:
-        table = Table(title=f"plan: {len(tasks)} task(s), nothing sent")
+        table = Table(title=f"plan: {len(tasks)} task(s); nothing sent")
         for col in ("dataset", "model", "mode", "rows", "prompts"):
             table.add_column(col)
         for t in tasks:
