@@ -83,9 +83,9 @@ def test_api_run_scores_and_resumes(stub_server: StubServer, tmp_path) -> None:
     res = run(str(cfg), "-w", str(work), "--limit", "3")
     assert res.exit_code == 0, res.output
     assert stub_server.total_answered == 3
-    msgs = stub_server.log[0]["body"]["messages"]
-    assert msgs == [{"role": "user", "content": "Question: Which planet is red?\nA. Venus\nB. Mars\nC. Jupiter\n"
-                                                "D. Saturn\nAnswer:"}]
+    sent = [e["body"]["messages"] for e in stub_server.log]  # concurrent: any order
+    assert [{"role": "user", "content": "Question: Which planet is red?\nA. Venus\nB. Mars\nC. Jupiter\n"
+                                                "D. Saturn\nAnswer:"}] in sent
     res = run(str(cfg), "-w", str(work))
     assert res.exit_code == 0, res.output
     assert stub_server.total_answered == 5 and max(stub_server.answered.values()) == 1
