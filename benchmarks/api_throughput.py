@@ -30,7 +30,7 @@ def free_port() -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--requests", type=int, default=640, help="requests per concurrency level (at least 10 rounds)")
+    ap.add_argument("--requests", type=int, default=1920, help="requests per concurrency level (at least 10 rounds)")
     ap.add_argument("--levels", default="1,4,16,64")
     args = ap.parse_args()
     port = free_port()
