@@ -40,8 +40,8 @@ def test_killed_run_resumes_without_repeating_work(tmp_path) -> None:
     work = tmp_path / "resumed"
     kills = 0
     with StubServer(hold_after=4) as srv:
-        # kill points: inside the gen task, then inside the ppl task
-        for hold_after in (4, 15):
+        # kill points: inside the gen task, then twice inside the ppl task
+        for hold_after in (4, 15, 21):
             srv.hold_after = hold_after
             srv.held.clear()
             proc = _spawn(srv.url, work)
