@@ -62,3 +62,19 @@ def test_view_missing_reader_cfg_names_the_dataset(tmp_path):
     res = runner.invoke(app, ["view", str(bad)])
     assert res.exit_code == 2
     assert "datasets[0].reader_cfg" in res.output
+
+
+def test_view_multiturn_example_shows_each_turn():
+    res = runner.invoke(app, ["view", str(ROOT / "examples" / "multiturn_chat.py"), "--json", "-n", "1"])
+    assert res.exit_code == 0, res.output
+    recs = json.loads(res.stdout)
+    turns = [r["turn"] for r in recs if r["model"] == recs[0]["model"]]
+    assert turns == list(range(len(turns))) and len(turns) >= 2
+    assert "<model reply to turn 0>" in json.dumps(recs[1]["prompt"])
+
+
+def test_view_image_example_labels_media_and_uses_placeholders_for_text_models():
+    res = runner.invoke(app, ["view", str(ROOT / "examples" / "image_qa.py")])
+    assert res.exit_code == 0, res.output
+    assert "[image: image/png (base64, 74 B)]" in res.output
+    assert "<image>" in res.output and "cannot take media" in res.output

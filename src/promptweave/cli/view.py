@@ -48,6 +48,13 @@ def view_cmd(
                 spec = open_dataset(cfg, i)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 for m in models:
+                    if spec.template.kind_name == "MultiTurnPromptTemplate":
+                        for r in rows:
+                            for rec in _turn_records(spec, m, r):
+                                records.append(_record(rec, None, False))
+                                if not as_json:
+                                    _show(console, rec, _Shim(spec, m), False)
+                        continue
                     builder = PromptBuilder(spec, m, mode)
                     for r in rows:
                         for rec in builder.build_row(r, with_prompt=True):
@@ -56,10 +63,31 @@ def view_cmd(
                                 _show(console, rec, builder, shots)
         except PromptweaveError as exc:
             fail(err, exc)
+    sys.stdout.flush()
     for w in _unique(caught):
         err.print(f"warning: {w}", style="yellow", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+
+
+class _Shim:
+    """What ``_show`` needs of a builder, for multi-turn rows (which have no single-prompt builder)."""
+
+    def __init__(self, dataset: Any, model: Any) -> None:
+        self.dataset, self.model = dataset, model
+
+
+def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:
+    """One record per model call of a multi-turn row (earlier replies shown as placeholders)."""
+    from promptweave.engine import PromptRecord
+    from promptweave.infer.multiturn import turn_prompts
+
+    out = []
+    for tv in turn_prompts(spec, model, index):
+        rec = PromptRecord(index, "gen", None, [], tv.prompt, tv.rendered, spec.abbr, model.abbr)
+        rec.extra["turn"] = tv.turn_id
+        out.append(rec)
+    return out
 
 
 def _unique(caught: list) -> list[str]:
@@ -85,6 +113,8 @@ def _chars(rendered: Any) -> int:
 def _record(rec: Any, builder: Any, shots: bool) -> dict[str, Any]:
     out = {"dataset": rec.dataset, "model": rec.model, "index": rec.index, "mode": rec.mode,
            "label": rec.label, "prompt": rec.rendered, "chars": _chars(rec.rendered)}
+    if "turn" in rec.extra:
+        out["turn"] = rec.extra["turn"]
     if shots:
         out["shot_ids"] = rec.shot_ids
         out["retriever"] = builder.dataset.retriever.settings()
@@ -95,11 +125,15 @@ def _show(console: Any, rec: Any, builder: Any, shots: bool) -> None:
     from rich.rule import Rule
     from rich.text import Text
 
+    from promptweave.prompt.dialogue import Dialogue
+    from promptweave.prompt.multimodal import has_parts
     from promptweave.render.text import render_text_annotated
 
     title = f"{rec.dataset} × {rec.model} · row {rec.index} · {rec.mode}"
     if rec.label is not None:
         title += f" · label {rec.label!r}"
+    if "turn" in rec.extra:
+        title += f" · turn {rec.extra['turn']}"
     title += f" · {_chars(rec.rendered)} chars"
     console.print(Rule(title, align="left"))
     if shots:
@@ -123,7 +157,10 @@ def _show(console: Any, rec: Any, builder: Any, shots: bool) -> None:
         if rec.mode == "gen":
             text.append("▶ the model answers here", style="reverse")
     else:
-        pieces, cut = render_text_annotated(rec.prompt, builder.model.meta, rec.mode)
+        prompt = rec.prompt
+        if isinstance(prompt, Dialogue) and has_parts(prompt):
+            prompt = builder.model.media_text().apply(prompt, model=builder.model.abbr)
+        pieces, cut = render_text_annotated(prompt, builder.model.meta, rec.mode)
         for piece, tag in pieces:
             if not isinstance(piece, str):
                 for seg in piece:
@@ -142,14 +179,8 @@ def _show(console: Any, rec: Any, builder: Any, shots: bool) -> None:
 
 
 def _part_label(part: Any) -> str:
-    if not isinstance(part, dict):
-        return str(part)
-    kind = part.get("type", "?")
-    if kind == "text":
+    if isinstance(part, dict) and part.get("type") == "text":
         return part.get("text", "")
-    body = part.get(kind, "")
-    if isinstance(body, dict):
-        body = body.get("url", "")
-    body = str(body)
-    short = body if len(body) <= 60 else body[:40] + f"… ({len(body)} chars)"
-    return f"<{kind}: {short}>"
+    from promptweave.prompt.multimodal import part_label
+
+    return part_label(part)

@@ -3,17 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptweave.conformance.outcome import Outcome, Unsupported
+from promptweave.conformance.aisbench_common import specs
+from promptweave.conformance.outcome import Outcome
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.render.chat import to_openai_messages
 
-_AIS_CHAT_DEFAULT_META = {
-    "round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
-    "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}],
-}
-
-
 def builder_for(case: dict[str, Any]) -> PromptBuilder:
+    if case.get("suite") == "aisbench":
+        dataset, model = specs(case)
+        return PromptBuilder(dataset, model, case.get("mode", dataset.inferencer.mode))
     test = case["test"]
     train = case["train"] if case.get("train") is not None else test
     ds_cfg = dict(case["dataset"])
@@ -25,9 +23,6 @@ def builder_for(case: dict[str, Any]) -> PromptBuilder:
 
 
 def check(case: dict[str, Any]) -> Outcome:
-    if case["dataset"]["infer_cfg"].get("prompt_template", {}).get("type") in ("MultiTurnPromptTemplate",
-                                                                               "MMPromptTemplate"):
-        raise Unsupported(case["dataset"]["infer_cfg"]["prompt_template"]["type"])
     builder = builder_for(case)
     idx = case["test_index"]
     expected = case["expected"]

@@ -17,6 +17,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from promptweave.errors import DataError, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
+from promptweave.prompt.multimodal import has_parts
 from promptweave.prompt.template import Ice, TurnTemplate, fill_items
 from promptweave.prompt.text import CompiledText
 from promptweave.render.chat import render_chat
@@ -164,12 +165,15 @@ class PromptBuilder:
         """The filled prompt (str or Dialogue) before the model's meta template."""
         row = self._test_row(index)
         ids = self.shot_ids[index] if ids is None else ids
-        return fill_items(self._checked(label, ids), self._row(row), self._ice(ids), field=self.template.field)
+        try:
+            return fill_items(self._checked(label, ids), self._row(row), self._ice(ids), field=self.template.field)
+        except DataError as exc:  # name the row (multimodal content is checked while filling)
+            if exc.field and not exc.field.startswith("test["):
+                raise exc.at(file=self.dataset.file, prefix=f"test[{index}]") from None
+            raise
 
     def render(self, prompt: Any) -> Any:
-        if self.model.kind == "api":
-            return render_chat(prompt, self.model.meta, self.mode)
-        return render_text(prompt, self.model.meta, self.mode)
+        return render_prompt(prompt, self.model, self.mode)
 
     def _test_row(self, index: int) -> Mapping[str, Any]:
         try:
@@ -198,7 +202,11 @@ class PromptBuilder:
         probe = {n: f"{_MARK_OPEN}{i}{_MARK_CLOSE}" for i, n in enumerate(names)}
         if self.mode == "gen" and self.output is not None:
             probe[self.output] = self.dataset.inferencer.gen_field_replace_token
-        filled = fill_items(self._checked(label, ids), probe, ice, field=self.template.field)
+        compiled = self._checked(label, ids)
+        if not isinstance(compiled, CompiledText) and any(type(t) is TurnTemplate and t.mm is not None
+                                                          for t in compiled):
+            return None  # multimodal parts come from the row's content, not from slots
+        filled = fill_items(compiled, probe, ice, field=self.template.field)
         if isinstance(filled, Dialogue):
             if any(type(t) is Turn and t.parts is not None for t in filled.items):
                 return None  # multimodal parts are not plain text
@@ -260,6 +268,15 @@ class PromptBuilder:
             indices = range(len(self.dataset.test))
         for i in indices:
             yield from self.build_row(i, with_prompt=with_prompt)
+
+
+def render_prompt(prompt: Any, model: ModelSpec, mode: str = "gen") -> Any:
+    """What ``model`` receives for a filled prompt (str or Dialogue)."""
+    if model.kind == "api":
+        return render_chat(prompt, model.meta, mode, dialect=model.dialect)
+    if isinstance(prompt, Dialogue) and has_parts(prompt):
+        prompt = model.media_text().apply(prompt, model=model.abbr)
+    return render_text(prompt, model.meta, mode)
 
 
 def _mentions_ice(compiled: Any) -> bool:

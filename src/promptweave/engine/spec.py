@@ -83,10 +83,22 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     if "template" not in cfg:
         raise TemplateError("missing 'template'", file=file, field=field_path + ".template")
     template = cfg.pop("template")
-    tpl = PromptTemplate(template, cfg.pop("ice_token", None), cfg.pop("sep_token", None),
+    tpl = _template_class(kind_name)(template, cfg.pop("ice_token", None), cfg.pop("sep_token", None),
                          field=field_path + ".template", file=file, **cfg)
     tpl.kind_name = kind_name
     return tpl
+
+
+def _template_class(kind_name: str) -> type:
+    if kind_name == "MultiTurnPromptTemplate":
+        from promptweave.prompt.multiturn import MultiTurnPromptTemplate
+
+        return MultiTurnPromptTemplate
+    if kind_name == "MMPromptTemplate":
+        from promptweave.prompt.multimodal import MMPromptTemplate
+
+        return MMPromptTemplate
+    return PromptTemplate
 
 
 @dataclass
@@ -177,13 +189,21 @@ class DatasetSpec:
 
 @dataclass
 class ModelSpec:
-    """A model as far as prompts are concerned: its kind (``lm`` text or ``api`` chat) and meta template."""
+    """A model as far as prompts are concerned: its kind (``lm`` text or ``api`` chat) and meta template.
+
+    ``dialect="aisbench"`` reproduces AISBench's parsers where they differ on
+    multimodal prompts (text models drop media; an API model without a meta
+    template gets the joined text, or the parts only when there is no text).
+    By default media reaches text models as ``media_placeholders`` text.
+    """
 
     abbr: str
     kind: str
     meta: MetaTemplate | None
     config: Mapping[str, Any] = field(default_factory=dict)
     file: str | None = None
+    dialect: str = "promptweave"
+    media: Any = None  # promptweave.prompt.multimodal.MediaText, made on first use
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], *, file: str | None = None,
@@ -199,7 +219,32 @@ class ModelSpec:
         meta = MetaTemplate.from_config(cfg.get("meta_template"), kind=kind, file=file,
                                         field=f"{field_path}.meta_template")
         abbr = str(cfg.get("abbr") or cfg.get("name") or cfg.get("path") or "model")
-        return cls(abbr, kind, meta, cfg, file)
+        dialect = cfg.get("dialect", "promptweave")
+        if dialect not in DIALECTS:
+            raise ConfigError("unknown dialect", file=file, field=f"{field_path}.dialect", value=dialect,
+                              expected=" or ".join(DIALECTS))
+        spec = cls(abbr, kind, meta, cfg, file, dialect)
+        if "media_placeholders" in cfg:
+            from promptweave.prompt.multimodal import MediaText
+
+            ph = cfg["media_placeholders"]
+            if ph is not None and not (isinstance(ph, Mapping) and all(isinstance(v, str) for v in ph.values())):
+                raise ConfigError("media_placeholders must map a modality to its text, or be None to drop media",
+                                  file=file, field=f"{field_path}.media_placeholders", value=ph,
+                                  expected="e.g. {'image': '<image>'}")
+            spec.media = MediaText(None if ph is None else dict(ph))
+        return spec
+
+    def media_text(self) -> Any:
+        """How this (text) model sees content parts."""
+        if self.media is None:
+            from promptweave.prompt.multimodal import MediaText
+
+            self.media = MediaText(None) if self.dialect == "aisbench" else MediaText()
+        return self.media
+
+
+DIALECTS = ("promptweave", "aisbench")
 
 
 _API_NAMES = ("API", "OpenAI", "Chat", "GPT", "Claude", "Gemini")

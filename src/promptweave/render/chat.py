@@ -19,20 +19,26 @@ def _text(value: Any) -> str:
     raise MetaTemplateError("token ids in begin/end need a text model; chat models take strings", value=value)
 
 
-def render_chat(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "gen") -> Any:
+def render_chat(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "gen", *,
+                dialect: str = "promptweave") -> Any:
     """Messages ``[{"role": api_role, "prompt": ...}]`` for an API model (a str prompt passes through).
 
-    Consecutive messages of one role are merged with a newline; a meta ``begin``
-    is put first as given. Without a meta template the items are joined as text.
+    Consecutive messages of one role are merged with a newline (text with
+    content parts: into one parts list); a meta ``begin`` is put first as given.
+    A turn with content parts gets the parts list as its prompt (role begin/end
+    do not apply). Without a meta template the items are joined as text; see
+    :func:`_plain_with_parts` for prompts with content parts.
     """
     if isinstance(prompt, str):
         return prompt
     if meta is None:
+        if any(type(i) is Turn and i.parts is not None for i in prompt.items):
+            return _plain_with_parts(prompt, dialect)
         return join_plain(prompt.items)
     msgs: list[dict[str, Any]] = []
 
     def emit(m: Merged) -> None:
-        if m.parts is not None and m.prompt == "":
+        if m.parts is not None:
             msgs.append({"role": m.api_role, "prompt": [p.to_json() for p in m.parts]})
         else:
             msgs.append({"role": m.api_role, "prompt": _text(m.begin) + (m.prompt or "") + _text(m.end)})
@@ -79,6 +85,36 @@ def render_chat(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "
     if meta.begin:
         merged.insert(0, meta.begin)
     return merged
+
+
+def _plain_with_parts(prompt: Dialogue, dialect: str) -> Any:
+    """An API model without a meta template, for a prompt with content parts.
+
+    By default: one parts list in prompt order (text items become text parts).
+    ``dialect="aisbench"``: the joined text if there is any (the parts are then
+    lost, with a warning), else all parts concatenated, as AISBench does.
+    """
+    if dialect == "aisbench":
+        text = join_plain(prompt.items)
+        parts = [p.to_json() for i in prompt.items if type(i) is Turn and i.parts for p in i.parts]
+        if text:
+            if parts:
+                warnings.warn(f"{len(parts)} content part(s) dropped: AISBench sends only the text when a prompt "
+                              "without a meta template has any", PromptweaveWarning, stacklevel=4)
+            return text
+        return parts
+    out: list[dict[str, Any]] = []
+    for it in prompt.items:
+        t = type(it)
+        if t is str:
+            if it:
+                out.append({"type": "text", "text": it})
+        elif t is Turn:
+            if it.prompt:
+                out.append({"type": "text", "text": it.prompt})
+            if it.parts:
+                out.extend(p.to_json() for p in it.parts)
+    return out
 
 
 def _as_parts(p: Any) -> list:
