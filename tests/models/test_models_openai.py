@@ -91,7 +91,7 @@ def test_echo_scoring_and_loglikelihood(stub_server: StubServer) -> None:
     [ll] = m.loglikelihood([("the cat", " sat")])
     assert ll == pytest.approx(fake_token_logprob(" sat"))
     body = stub_server.log[0]["body"]
-    assert body["echo"] is True and body["max_tokens"] == 0
+    assert body["echo"] is True and body["max_tokens"] == 1  # the generated token is not scored
 
 
 def test_server_without_echo_gives_clear_error() -> None:

@@ -258,15 +258,20 @@ class StubServer:
         prompt = body.get("prompt", "")
         if isinstance(prompt, list):
             prompt = prompt[0] if prompt else ""
+        gen = self._cut(self.answer(body), body)
         if body.get("echo"):
             if not self.supports_echo:
                 return None
-            text = prompt if not body.get("max_tokens") else prompt + self._cut(self.answer(body), body)
+            first = _TOKEN.findall(gen)[:1] if body.get("max_tokens") else []
+            gen = first[0] if first else ""  # max_tokens is at most 1 when scoring
+            # like a real server: the prompt's tokens, then the generated ones
+            toks = _TOKEN.findall(prompt) + ([gen] if gen else [])
+            text = prompt + gen
         else:
-            text = self._cut(self.answer(body), body)
+            toks = _TOKEN.findall(gen)
+            text = gen
         choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}
         if body.get("logprobs") is not None:
-            toks = _TOKEN.findall(text)
             offsets, pos = [], 0
             for t in toks:
                 offsets.append(pos)

@@ -181,7 +181,8 @@ class OpenAICompatModel:
         return "/completions", {"model": self.model, "prompt": prompt, **self._decoding(params), **self.extra_body}
 
     def score_request(self, text: str) -> tuple[str, dict]:
-        return "/completions", {"model": self.model, "prompt": text, "max_tokens": 0, "echo": True,
+        # max_tokens=1 rather than 0: several servers reject 0; the one generated token is dropped
+        return "/completions", {"model": self.model, "prompt": text, "max_tokens": 1, "echo": True,
                                 "logprobs": 1, "temperature": 0.0, **self.extra_body}
 
     # -- transport -----------------------------------------------------------
@@ -280,11 +281,18 @@ class OpenAICompatModel:
         if not tokens_lp:
             raise ModelRequestError("this server ignored echo/logprobs, so it cannot score prompts (PPL/CLP); "
                                     "use gen mode or a local model", field="model", value=self.model)
+        # keep the prompt's own tokens: drop what was generated after it (by text offset when given)
+        if offsets and len(offsets) == len(tokens_lp):
+            n = sum(1 for off in offsets if off < len(text))
+        else:
+            n = len(tokens_lp) - int(len(tokens_lp) > 1 and body["max_tokens"] > 0)
+        tokens_lp, offsets = tokens_lp[:n], list(offsets)[:n]
         # the first token has no conditional probability; the rest are the per-token scores
-        scores = [float(x) for x in tokens_lp[1:]]
         if any(x is None for x in tokens_lp[1:]):
-            raise ModelRequestError("server returned a null log-probability inside the prompt", value=self.model)
-        return (scores, list(offsets)) if with_offsets else scores
+            raise ModelRequestError("server returned a null log-probability inside the prompt", field="model",
+                                    value=self.model)
+        scores = [float(x) for x in tokens_lp[1:]]
+        return (scores, offsets) if with_offsets else scores
 
     # -- batch driver ----------------------------------------------------------
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
