@@ -137,3 +137,19 @@ def test_llama_shared_prefix_and_bos_segments(tmp_path) -> None:
 def test_chat_without_template_is_a_clear_error(lm: HFModel) -> None:
     with pytest.raises(ModelError, match="chat_template"):
         lm.chat([[{"role": "user", "content": "hi"}]], GenerationParams(max_out_len=2))
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_rows_with_different_prefix_lengths_batched_together(tmp_path, tiny_model_dir, arch) -> None:
+    from tiny_lm import build_tiny_lm
+
+    path = tiny_model_dir if arch == "gpt2" else build_tiny_lm(tmp_path / "llama", arch="llama")
+    big = HFModel(str(path), device="cpu", dtype="float32", batch_size=64)
+    groups = [[f"Question: {q} Answer: {lab}" for lab in ("A", "B", "Paris", "four")]
+              for q in ("short?", "a much longer question about the capital of France and Germany?", "two plus two?")]
+    calls = big.stats.forward_calls
+    got = big.token_logprobs_groups(groups)
+    assert big.stats.forward_calls - calls == 2  # one prefix pass and one suffix pass for all rows
+    for g, rows in zip(groups, got):
+        for prompt, lps in zip(g, rows):
+            assert lps == pytest.approx(direct_token_logprobs(big, big.encode(prompt)), abs=1e-4)

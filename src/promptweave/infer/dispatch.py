@@ -99,18 +99,31 @@ class CachedCaller:
         self._call_local(kind, requests, params, todo, groups, store)
         return results
 
+    def _store_groups(self, batch: list[list[int]], requests: Sequence[Any], store: Callable[..., None]) -> None:
+        scores = self.model.token_logprobs_groups([[requests[i] for i in idx] for idx in batch])
+        store([i for idx in batch for i in idx], [v for group in scores for v in group])
+
     def _call_local(self, kind: str, requests: Sequence[Any], params: GenerationParams | None, todo: list[int],
                     groups: Sequence[Sequence[int]] | None, store: Callable[..., None]) -> None:
         model = self.model
         bs = max(1, int(getattr(model, "batch_size", 8)))
         if kind == "score" and groups is not None:
             pending = set(todo)
+            batch: list[list[int]] = []
             for group in groups:
                 idx = [i for i in group if i in pending]
                 if not idx:
                     continue
                 pending.difference_update(idx)
-                store(idx, model.token_logprobs([requests[i] for i in idx], shared_prefix=True))
+                if not hasattr(model, "token_logprobs_groups"):
+                    store(idx, model.token_logprobs([requests[i] for i in idx], shared_prefix=True))
+                    continue
+                batch.append(idx)
+                if sum(len(b) for b in batch) >= bs:
+                    self._store_groups(batch, requests, store)
+                    batch = []
+            if batch:
+                self._store_groups(batch, requests, store)
             rest = [i for i in todo if i in pending]
             for s in range(0, len(rest), bs):
                 chunk = rest[s:s + bs]

@@ -228,52 +228,95 @@ class HFModel:
 
     def score_group_ids(self, group: Sequence[list[int]]) -> list[list[float]]:
         """Per-token log-probs of sequences sharing a prefix: the prefix is run once, suffixes reuse its KV cache."""
+        return self.score_groups_ids([group])[0]
+
+    def score_groups_ids(self, groups: Sequence[Sequence[list[int]]]) -> list[list[list[float]]]:
+        """Score several groups (the label prompts of several PPL rows) in batches.
+
+        Each group's common token prefix is run once (prefixes of several rows batched,
+        right-padded); then every label's suffix runs on a copy of its row's KV cache,
+        with positions continuing from its own prefix. Equal, up to float rounding, to
+        scoring each sequence in full.
+        """
+        out: list[Any] = [None] * len(groups)
+        shared: list[tuple[int, int, list[list[int]]]] = []
+        for gi, g in enumerate(groups):
+            seqs = [list(x) for x in g]
+            p = _common_prefix(seqs)
+            if len(seqs) < 2 or p < 1:
+                out[gi] = self.score_ids(seqs) if seqs else []
+            else:
+                shared.append((gi, p, seqs))
+        chunk: list[tuple[int, int, list[list[int]]]] = []
+        n = 0
+        for item in shared:
+            if chunk and n + len(item[2]) > self.batch_size:
+                self._score_shared_chunk(chunk, out)
+                chunk, n = [], 0
+            chunk.append(item)
+            n += len(item[2])
+        if chunk:
+            self._score_shared_chunk(chunk, out)
+        return out
+
+    def _score_shared_chunk(self, chunk: list[tuple[int, int, list[list[int]]]], out: list[Any]) -> None:
         torch = self.torch
-        seqs = [list(s) for s in group]
-        if len(seqs) < 2:
-            return self.score_ids(seqs)
-        p = 0
-        shortest = min(len(s) for s in seqs)
-        while p < shortest and all(s[p] == seqs[0][p] for s in seqs):
-            p += 1
-        p = min(p, shortest - 1)  # leave every sequence at least one own token so a suffix exists
-        if p < 1:
-            return self.score_ids(seqs)
-        prefix = torch.tensor([seqs[0][:p]], dtype=torch.long)
+        dev = self.device
+        pmax = max(p for _, p, _ in chunk)
+        ids = torch.full((len(chunk), pmax), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chunk), pmax), dtype=torch.long)
+        for b, (_, p, seqs) in enumerate(chunk):
+            ids[b, :p] = torch.tensor(seqs[0][:p], dtype=torch.long)
+            mask[b, :p] = 1
         self._want_cache = True
         try:
-            out_p = self._forward(prefix, torch.ones_like(prefix))
+            out_p = self._forward(ids, mask)
         finally:
             self._want_cache = False
-        logits_p = out_p.logits.float()
-        prefix_lps = torch.log_softmax(logits_p[0, :-1], -1).gather(-1, prefix[0, 1:].to(self.device)
-                                                                     .unsqueeze(-1)).squeeze(-1).cpu().tolist()
-        last = torch.log_softmax(logits_p[0, -1], -1)
-        results: list[list[float]] = []
-        for start in range(0, len(seqs), self.batch_size):
-            chunk = seqs[start:start + self.batch_size]
-            sufs = [s[p:] for s in chunk]
-            width = max(len(s) for s in sufs)
-            ids = torch.full((len(sufs), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(sufs), p + width), dtype=torch.long)
-            mask[:, :p] = 1
-            for i, s in enumerate(sufs):
-                ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-                mask[i, p:p + len(s)] = 1
-            past = _copy_cache(out_p.past_key_values)
-            past.batch_repeat_interleave(len(sufs))
-            logits_s = self._forward(ids, mask, past=past).logits.float()
-            lps_s = torch.log_softmax(logits_s[:, :-1], -1).gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1))
-            lps_s = lps_s.squeeze(-1).cpu()
-            for i, s in enumerate(sufs):
-                first = float(last[s[0]])
-                results.append(prefix_lps + [first] + lps_s[i, :len(s) - 1].tolist())
-        return results
+        prefix_lps: list[list[float]] = []
+        last: list[Any] = []
+        for b, (_, p, _) in enumerate(chunk):
+            lp = torch.log_softmax(out_p.logits[b, :p].float(), -1)  # one row at a time keeps memory at p x vocab
+            prefix_lps.append(lp[:-1].gather(-1, ids[b, 1:p].to(dev).unsqueeze(-1)).squeeze(-1).cpu().tolist())
+            last.append(lp[-1].cpu())
+        del out_p.logits
+        flat = [(b, s[p:]) for b, (_, p, seqs) in enumerate(chunk) for s in seqs]
+        smax = max(len(suf) for _, suf in flat)
+        sids = torch.full((len(flat), smax), self.pad_id, dtype=torch.long)
+        smask = torch.zeros((len(flat), pmax + smax), dtype=torch.long)
+        pos = torch.zeros((len(flat), smax), dtype=torch.long)
+        for k, (b, suf) in enumerate(flat):
+            p = chunk[b][1]
+            sids[k, :len(suf)] = torch.tensor(suf, dtype=torch.long)
+            smask[k, :p] = 1  # the padded tail of a shorter prefix stays masked out
+            smask[k, pmax:pmax + len(suf)] = 1
+            pos[k] = torch.arange(p, p + smax)
+        past = out_p.past_key_values
+        past.batch_select_indices(torch.tensor([b for b, _ in flat], device=dev))
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(sids.numel())
+        with torch.no_grad():
+            logits_s = self.model(input_ids=sids.to(dev), attention_mask=smask.to(dev), position_ids=pos.to(dev),
+                                  past_key_values=past, use_cache=True).logits
+        k = 0
+        for b, (gi, p, seqs) in enumerate(chunk):
+            rows = []
+            for s in seqs:
+                suf = flat[k][1]
+                tail = torch.log_softmax(logits_s[k, :len(suf) - 1].float(), -1).gather(
+                    -1, sids[k, 1:len(suf)].to(dev).unsqueeze(-1)).squeeze(-1).cpu().tolist()
+                rows.append(prefix_lps[b] + [float(last[b][suf[0]])] + tail)
+                k += 1
+            out[gi] = rows
 
     def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
         """Per-token log-probs of each prompt; with ``shared_prefix`` the prompts are scored as one group."""
         seqs = [self.encode(p) for p in prompts]
         return self.score_group_ids(seqs) if shared_prefix else self.score_ids(seqs)
+
+    def token_logprobs_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[float]]]:
+        """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
+        return self.score_groups_ids([[self.encode(p) for p in g] for g in groups])
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """Sum of log-probs of each continuation given its context (context tokenized as a prompt)."""
@@ -311,7 +354,13 @@ class HFModel:
         return out
 
 
-def _copy_cache(cache: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(cache)
+def _common_prefix(seqs: Sequence[list[int]]) -> int:
+    """Length of the common token prefix, leaving every sequence at least one token of its own."""
+    if not seqs:
+        return 0
+    shortest = min(len(s) for s in seqs)
+    p = 0
+    first = seqs[0]
+    while p < shortest and all(s[p] == first[p] for s in seqs):
+        p += 1
+    return min(p, shortest - 1)
