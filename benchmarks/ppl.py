@@ -38,10 +38,11 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=16)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = build_tiny_lm(Path(tmp) / "lm", hidden=args.hidden, layers=args.layers)
-        lm = HFModel(str(folder), device="cpu", dtype="float32", batch_size=4)
+        lm = HFModel(str(folder), device="cpu", dtype="float32", batch_size=args.batch_size)
         recs = rows(args.rows)
         one_prompt = sum(len(lm.encode(r.rendered)) for r in recs[::4]) / args.rows
         result = {}
@@ -57,7 +58,8 @@ def main() -> None:
         s_tok, s_t, s_pred, s_ppl = result[True]
         n_tok, n_t, n_pred, n_ppl = result[False]
         max_diff = max(abs(a[k] - b[k]) for a, b in zip(s_ppl, n_ppl) for k in a)
-        print(f"model: GPT-2 hidden={args.hidden} layers={args.layers}; {args.rows} rows x 4 labels, 5 shots")
+        print(f"model: GPT-2 hidden={args.hidden} layers={args.layers}, CPU float32, batch {args.batch_size}; "
+              f"{args.rows} rows x 4 labels, 5 shots")
         print(f"tokens in one label prompt (mean): {one_prompt:.1f}")
         print(f"shared-prefix: {s_tok:.1f} forward tokens/row ({s_tok / one_prompt:.2f}x one prompt), "
               f"{s_t * 1000:.1f} ms")
