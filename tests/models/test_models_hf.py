@@ -153,3 +153,9 @@ def test_rows_with_different_prefix_lengths_batched_together(tmp_path, tiny_mode
     for g, rows in zip(groups, got):
         for prompt, lps in zip(g, rows):
             assert lps == pytest.approx(direct_token_logprobs(big, big.encode(prompt)), abs=1e-4)
+
+
+def test_scoring_never_truncates_silently(tiny_model_dir) -> None:
+    short = HFModel(str(tiny_model_dir), device="cpu", dtype="float32", max_seq_len=8)
+    with pytest.raises(ModelError, match="more than max_seq_len=8"):
+        short.token_logprobs(["The quick brown fox jumps over the lazy dog. " * 3])

@@ -311,12 +311,20 @@ class HFModel:
 
     def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
         """Per-token log-probs of each prompt; with ``shared_prefix`` the prompts are scored as one group."""
-        seqs = [self.encode(p) for p in prompts]
+        seqs = [self._fits(self.encode(p)) for p in prompts]
         return self.score_group_ids(seqs) if shared_prefix else self.score_ids(seqs)
 
     def token_logprobs_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[float]]]:
         """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
-        return self.score_groups_ids([[self.encode(p) for p in g] for g in groups])
+        return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
+
+    def _fits(self, ids: list[int]) -> list[int]:
+        # a scored prompt is never cut silently: that would change what the label is conditioned on
+        if self.max_seq_len and len(ids) > self.max_seq_len:
+            raise ModelError(f"a prompt to score has {len(ids)} tokens, more than max_seq_len={self.max_seq_len}; "
+                             "drop in-context examples (promptweave.infer.fit_shots) or raise max_seq_len",
+                             field="max_seq_len", value=self.max_seq_len)
+        return ids
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """Sum of log-probs of each continuation given its context (context tokenized as a prompt)."""
