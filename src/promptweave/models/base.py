@@ -43,3 +43,22 @@ class TextModel(Protocol):
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
         """Sum of log-probabilities of each continuation given its context."""
         ...
+
+
+@runtime_checkable
+class ScoringModel(Protocol):
+    """A model that gives per-token log-probabilities of whole prompts (what PPL needs).
+
+    ``rendered`` prompts are strings or, for local models, segment lists
+    (``str | list[int]``) whose token-id lists pass through untouched.
+    """
+
+    name: str
+
+    def token_logprobs(self, prompts: Sequence[Any], shared_prefix: bool = True) -> list[list[float]]:
+        """Log-probability of tokens 2..n of each prompt; ``shared_prefix`` scores the prompts as one group."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's outputs distinct (the response cache keys on it)."""
+        ...

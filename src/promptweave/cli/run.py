@@ -1,0 +1,56 @@
+"""``promptweave run CONFIG -w WORKDIR``: evaluate every dataset × model, resumably."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from promptweave.cli.app import app
+
+
+@app.command("run")
+def run_cmd(
+    config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."),
+    workdir: Path = typer.Option(Path("outputs"), "-w", "--work-dir", help="Where predictions, results and the "
+                                 "response cache go; rerun the same command to resume."),
+    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
+    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N test rows of each dataset."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan and show the tasks; load no model, send nothing."),
+    trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
+                                      "callables (custom postprocessors) to run."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+) -> None:
+    """Send each dataset's prompts to each model, score the answers, write predictions and results."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from promptweave.cli.common import fail, select
+    from promptweave.config import load_config
+    from promptweave.errors import PromptweaveError
+    from promptweave.run import run_tasks, summary_table
+    from promptweave.run.plan import plan_config
+
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    try:
+        cfg = load_config(config, trust=trust_config)
+        ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
+        model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+        tasks = plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+    except PromptweaveError as exc:
+        fail(err, exc)
+    if dry_run:
+        table = Table(title=f"plan: {len(tasks)} task(s); nothing sent")
+        for col in ("dataset", "model", "mode", "rows", "prompts"):
+            table.add_column(col)
+        for t in tasks:
+            table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(len(t.records)))
+        console.print(table)
+        return
+    outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
+    console.print(summary_table(outcomes))
+    console.print(f"predictions and results in {workdir}")
+    if not all(o.ok for o in outcomes):
+        raise typer.Exit(1)

@@ -1,0 +1,148 @@
+"""Sending calls to a model through the response cache: only calls with no cached answer are sent."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from promptweave.errors import ModelError
+from promptweave.infer.cache import ResponseCache, request_key
+from promptweave.infer.records import to_jsonable
+from promptweave.models.base import GenerationParams
+
+
+def model_identity(model: Any) -> dict[str, Any]:
+    """The model's own identity (``identity()``), plus its configured name and class."""
+    ident = dict(model.identity()) if hasattr(model, "identity") else {}
+    ident.setdefault("name", getattr(model, "name", None))
+    ident.setdefault("class", type(model).__name__)
+    return ident
+
+
+def is_remote(model: Any) -> bool:
+    """Remote (HTTP) backends send concurrently through ``run_batch``; local ones in batches."""
+    return hasattr(model, "run_batch")
+
+
+_REMOTE_KIND = {"generate": "complete", "chat": "chat", "score": "score"}
+
+
+def _as_text(rendered: Any) -> str:
+    if isinstance(rendered, str):
+        return rendered
+    if all(isinstance(s, str) for s in rendered):
+        return "".join(rendered)
+    raise ModelError("this prompt holds token ids, which an HTTP text endpoint cannot take; render it as text "
+                     "for API models", field="rendered", value=rendered)
+
+
+class CachedCaller:
+    """Calls one model, reading and writing the response cache; ``progress(n)`` is told of finished calls."""
+
+    def __init__(self, model: Any, cache: ResponseCache | None = None,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.model = model
+        self.cache = cache
+        self.progress = progress or (lambda n: None)
+        self.identity = model_identity(model)
+        self.name = str(getattr(model, "name", type(model).__name__))
+        self.sent = 0
+
+    def key(self, kind: str, request: Any, params: GenerationParams | None) -> str:
+        return request_key(self.identity, kind, to_jsonable(request), params)
+
+    def call(self, kind: str, requests: Sequence[Any], params: GenerationParams | None = None,
+             groups: Sequence[Sequence[int]] | None = None) -> list[Any]:
+        """Answer each request; ``kind`` is generate / chat / score / next_token.
+
+        ``groups`` (score only) lists request indices that share a prefix (the labels
+        of one PPL row); a local model scores each group from one shared context.
+        """
+        keys = [self.key(kind, r, params) for r in requests]
+        found = self.cache.get_many(keys) if self.cache is not None else {}
+        results: list[Any] = [None] * len(requests)
+        by_key: dict[str, list[int]] = {}
+        for i, k in enumerate(keys):
+            if k in found:
+                results[i] = found[k]
+            else:
+                by_key.setdefault(k, []).append(i)
+        if len(requests) - sum(len(v) for v in by_key.values()):
+            self.progress(len(requests) - sum(len(v) for v in by_key.values()))
+        todo = [v[0] for v in by_key.values()]  # one call per distinct request
+        if not todo:
+            return results
+
+        def store(idx: Sequence[int], values: Sequence[Any]) -> None:
+            rows = []
+            done = 0
+            for i, v in zip(idx, values):
+                k = keys[i]
+                for j in by_key[k]:
+                    results[j] = v
+                done += len(by_key[k])
+                rows.append((k, self.name, kind, to_jsonable(requests[i]), v))
+            if self.cache is not None:
+                self.cache.put_many(rows)
+            self.sent += len(idx)
+            self.progress(done)
+
+        if is_remote(self.model):
+            if kind not in _REMOTE_KIND:
+                raise ModelError(f"'{kind}' scoring needs a local model; HTTP backends support gen and ppl",
+                                 field="model", value=self.name)
+            items = [requests[i] if kind == "chat" else _as_text(requests[i]) for i in todo]
+            remote_kind = _REMOTE_KIND[kind]
+            if kind == "generate" and getattr(self.model, "endpoint", "completions") == "chat":
+                remote_kind = "chat"  # a chat-only server gets a text prompt as one user message
+            self.model.run_batch(remote_kind, items, params,
+                                 on_result=lambda j, v: store([todo[j]], [v]))
+            return results
+        self._call_local(kind, requests, params, todo, groups, store)
+        return results
+
+    def _store_groups(self, batch: list[list[int]], requests: Sequence[Any], store: Callable[..., None]) -> None:
+        scores = self.model.token_logprobs_groups([[requests[i] for i in idx] for idx in batch])
+        store([i for idx in batch for i in idx], [v for group in scores for v in group])
+
+    def _call_local(self, kind: str, requests: Sequence[Any], params: GenerationParams | None, todo: list[int],
+                    groups: Sequence[Sequence[int]] | None, store: Callable[..., None]) -> None:
+        model = self.model
+        bs = max(1, int(getattr(model, "batch_size", 8)))
+        if kind == "score" and groups is not None:
+            pending = set(todo)
+            batch: list[list[int]] = []
+            for group in groups:
+                idx = [i for i in group if i in pending]
+                if not idx:
+                    continue
+                pending.difference_update(idx)
+                if not hasattr(model, "token_logprobs_groups"):
+                    store(idx, model.token_logprobs([requests[i] for i in idx], shared_prefix=True))
+                    continue
+                batch.append(idx)
+                if sum(len(b) for b in batch) >= bs:
+                    self._store_groups(batch, requests, store)
+                    batch = []
+            if batch:
+                self._store_groups(batch, requests, store)
+            rest = [i for i in todo if i in pending]
+            for s in range(0, len(rest), bs):
+                chunk = rest[s:s + bs]
+                store(chunk, model.token_logprobs([requests[i] for i in chunk], shared_prefix=False))
+            return
+        for s in range(0, len(todo), bs):
+            chunk = todo[s:s + bs]
+            items = [requests[i] for i in chunk]
+            if kind == "generate":
+                out = model.generate(items, params or GenerationParams())
+            elif kind == "chat":
+                out = model.chat(items, params or GenerationParams())
+            elif kind == "score":
+                out = model.token_logprobs(items, shared_prefix=False)
+            elif kind == "next_token":
+                if all(list(ids) == list(items[0][1]) for _, ids in items):
+                    out = model.next_token_logprobs([p for p, _ in items], items[0][1])
+                else:
+                    out = [model.next_token_logprobs([p], ids)[0] for p, ids in items]
+            else:
+                raise ValueError(kind)
+            store(chunk, out)

@@ -1,0 +1,374 @@
+"""A local Hugging Face transformers causal LM (CPU or GPU).
+
+Prompts arrive as a string or as a list of segments (``str | list[int]``): strings
+are tokenized, token-id lists pass through untouched, so a meta template's exact
+special tokens reach the model. Generation is batched with left padding; scoring
+(for PPL) can share a common prefix across a group of prompts through the KV cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+from promptweave.errors import ModelError
+from promptweave.models.base import GenerationParams
+
+Segment = Union[str, list]
+Rendered = Union[str, Sequence[Segment]]
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16", "half": "float16",
+           "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+@dataclass
+class ForwardStats:
+    """Token positions pushed through the model (padding included), for the PPL benchmark."""
+
+    forward_tokens: int = 0
+    forward_calls: int = 0
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """Cut ``text`` at the earliest occurrence of any stop string."""
+    cut = len(text)
+    for s in stop:
+        if s:
+            i = text.find(s)
+            if i != -1:
+                cut = min(cut, i)
+    return text[:cut]
+
+
+def _file_hash(path: Path) -> str | None:
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return None
+
+
+class HFModel:
+    """A transformers causal LM loaded from ``path`` (a local folder or hub id already cached)."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        name: str | None = None,
+        tokenizer_path: str | None = None,
+        revision: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int = 8,
+        max_seq_len: int | None = None,
+        eos_token_id: int | Sequence[int] | None = None,
+        trust_remote_code: bool = False,
+        model_kwargs: dict[str, Any] | None = None,
+        tokenizer_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ModelError("the transformers backend needs the 'hf' extra: pip install 'promptweave[hf]'") from exc
+        self.torch = torch
+        self.path = str(path)
+        self.name = name or Path(self.path).name
+        self.revision = revision
+        self.batch_size = max(1, int(batch_size))
+        self.max_seq_len = max_seq_len
+        self.stats = ForwardStats()
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        if dtype == "auto":
+            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+        if dtype not in _DTYPES:
+            raise ModelError("unknown dtype", field="dtype", value=dtype, expected=", ".join(sorted(_DTYPES)))
+        self.dtype_name = _DTYPES[dtype]
+        tk_path = tokenizer_path or self.path
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                tk_path, revision=revision, trust_remote_code=trust_remote_code, **(tokenizer_kwargs or {}))
+            self.model = AutoModelForCausalLM.from_pretrained(
+                self.path, revision=revision, trust_remote_code=trust_remote_code,
+                dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
+        except OSError as exc:
+            raise ModelError(f"cannot load model or tokenizer: {exc}", field="path", value=self.path) from None
+        self.model.to(self.device).eval()
+        self.tokenizer_path = tk_path
+        self.pad_id = self.tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
+        eos: list[int] = []
+        if eos_token_id is not None:
+            eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
+        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in eos:
+            eos.append(self.tokenizer.eos_token_id)
+        self.eos_ids = eos
+
+    # -- identity ------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What makes this model's outputs distinct: path, revision, tokenizer and chat template, dtype."""
+        tk_dir = Path(self.tokenizer_path)
+        tok_hash = _file_hash(tk_dir / "tokenizer.json") or hashlib.sha256(
+            json.dumps(sorted(self.tokenizer.get_vocab().items())).encode()).hexdigest()[:16]
+        tmpl = getattr(self.tokenizer, "chat_template", None) or ""
+        cfg = getattr(self.model, "config", None)
+        return {"backend": "hf", "path": str(Path(self.path).resolve()) if Path(self.path).exists() else self.path,
+                "revision": self.revision, "tokenizer": tok_hash,
+                "chat_template": hashlib.sha256(str(tmpl).encode()).hexdigest()[:16],
+                "config": hashlib.sha256(cfg.to_json_string().encode()).hexdigest()[:16] if cfg else None,
+                "dtype": self.dtype_name, "eos": self.eos_ids}
+
+    # -- tokenization -----------------------------------------------------------
+    def encode(self, rendered: Rendered) -> list[int]:
+        """Token ids of a prompt: a string gets the tokenizer's usual special tokens; segments get none added."""
+        if isinstance(rendered, str):
+            return list(self.tokenizer(rendered)["input_ids"])
+        ids: list[int] = []
+        for seg in rendered:
+            if isinstance(seg, str):
+                ids.extend(self.tokenizer(seg, add_special_tokens=False)["input_ids"])
+            elif isinstance(seg, (list, tuple)) and all(isinstance(t, int) for t in seg):
+                ids.extend(seg)
+            else:
+                raise ModelError("a prompt segment must be a string or a list of token ids", field="rendered",
+                                 value=seg)
+        return ids
+
+    def count_tokens(self, rendered: Rendered) -> int:
+        return len(self.encode(rendered))
+
+    # -- generation ---------------------------------------------------------------
+    def generate(self, prompts: Sequence[Rendered], params: GenerationParams) -> list[str]:
+        """Continue each prompt; greedy when ``temperature == 0``, sampled otherwise."""
+        torch = self.torch
+        out: list[str] = []
+        if params.seed is not None:
+            torch.manual_seed(params.seed)
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = [self.encode(p) for p in prompts[start:start + self.batch_size]]
+            if self.max_seq_len:
+                keep = max(1, self.max_seq_len - params.max_out_len)
+                chunk = [ids[-keep:] for ids in chunk]  # keep the end: the question sits there
+            width = max(len(c) for c in chunk)
+            input_ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, ids in enumerate(chunk):
+                input_ids[i, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+                mask[i, width - len(ids):] = 1
+            kw: dict[str, Any] = {"max_new_tokens": params.max_out_len, "pad_token_id": self.pad_id,
+                                  "eos_token_id": self.eos_ids or None}
+            if params.temperature and params.temperature > 0:
+                kw.update(do_sample=True, temperature=params.temperature)
+                if params.top_p is not None:
+                    kw["top_p"] = params.top_p
+            else:
+                kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            if params.stop:
+                kw.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
+            kw.update({k: v for k, v in params.extra.items() if k not in ("eos_token_id",)})
+            with torch.no_grad():
+                gen = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                                          **kw)
+            self.stats.forward_calls += 1
+            eos = set(self.eos_ids)
+            for row in gen[:, width:].tolist():
+                # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
+                cut = next((i for i, t in enumerate(row) if t in eos), len(row))
+                row = row[:cut]
+                text = self.tokenizer.decode(row, skip_special_tokens=True)
+                out.append(cut_at_stop(text, params.stop))
+        return out
+
+    def chat(self, conversations: Sequence[Sequence[dict]], params: GenerationParams) -> list[str]:
+        """Answer message lists through the tokenizer's own chat template."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
+                             "model a meta template instead", field="path", value=self.path)
+        prompts = []
+        for conv in conversations:
+            ids = self.tokenizer.apply_chat_template(list(conv), add_generation_prompt=True, tokenize=True)
+            if isinstance(ids, dict) or hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            prompts.append([list(ids)])
+        return self.generate(prompts, params)
+
+    # -- scoring -------------------------------------------------------------------
+    def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(input_ids.numel())
+        with self.torch.no_grad():
+            return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device),
+                              past_key_values=past, use_cache=past is not None or self._want_cache)
+
+    _want_cache = False
+
+    def _score_batch(self, seqs: list[list[int]]) -> list[list[float]]:
+        torch = self.torch
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+            mask[i, :len(s)] = 1
+        logits = self._forward(ids, mask).logits.float()
+        lps = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1))
+        lps = lps.squeeze(-1).cpu()
+        return [lps[i, :len(s) - 1].tolist() for i, s in enumerate(seqs)]
+
+    def score_ids(self, seqs: Sequence[list[int]]) -> list[list[float]]:
+        """Per-token log-probs (tokens 2..n) of each sequence, one full forward per sequence (batched)."""
+        out: list[list[float]] = []
+        for start in range(0, len(seqs), self.batch_size):
+            out.extend(self._score_batch([list(s) for s in seqs[start:start + self.batch_size]]))
+        return out
+
+    def score_group_ids(self, group: Sequence[list[int]]) -> list[list[float]]:
+        """Per-token log-probs of sequences sharing a prefix: the prefix is run once, suffixes reuse its KV cache."""
+        return self.score_groups_ids([group])[0]
+
+    def score_groups_ids(self, groups: Sequence[Sequence[list[int]]]) -> list[list[list[float]]]:
+        """Score several groups (the label prompts of several PPL rows) in batches.
+
+        Each group's common token prefix is run once (prefixes of several rows batched,
+        right-padded); then every label's suffix runs on a copy of its row's KV cache,
+        with positions continuing from its own prefix. Equal, up to float rounding, to
+        scoring each sequence in full.
+        """
+        out: list[Any] = [None] * len(groups)
+        shared: list[tuple[int, int, list[list[int]]]] = []
+        for gi, g in enumerate(groups):
+            seqs = [list(x) for x in g]
+            p = _common_prefix(seqs)
+            if len(seqs) < 2 or p < 1:
+                out[gi] = self.score_ids(seqs) if seqs else []
+            else:
+                shared.append((gi, p, seqs))
+        chunk: list[tuple[int, int, list[list[int]]]] = []
+        n = 0
+        for item in shared:
+            if chunk and n + len(item[2]) > self.batch_size:
+                self._score_shared_chunk(chunk, out)
+                chunk, n = [], 0
+            chunk.append(item)
+            n += len(item[2])
+        if chunk:
+            self._score_shared_chunk(chunk, out)
+        return out
+
+    def _score_shared_chunk(self, chunk: list[tuple[int, int, list[list[int]]]], out: list[Any]) -> None:
+        torch = self.torch
+        dev = self.device
+        pmax = max(p for _, p, _ in chunk)
+        ids = torch.full((len(chunk), pmax), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chunk), pmax), dtype=torch.long)
+        for b, (_, p, seqs) in enumerate(chunk):
+            ids[b, :p] = torch.tensor(seqs[0][:p], dtype=torch.long)
+            mask[b, :p] = 1
+        self._want_cache = True
+        try:
+            out_p = self._forward(ids, mask)
+        finally:
+            self._want_cache = False
+        prefix_lps: list[list[float]] = []
+        last: list[Any] = []
+        for b, (_, p, _) in enumerate(chunk):
+            lp = torch.log_softmax(out_p.logits[b, :p].float(), -1)  # one row at a time keeps memory at p x vocab
+            prefix_lps.append(lp[:-1].gather(-1, ids[b, 1:p].to(dev).unsqueeze(-1)).squeeze(-1).cpu().tolist())
+            last.append(lp[-1].cpu())
+        del out_p.logits
+        flat = [(b, s[p:]) for b, (_, p, seqs) in enumerate(chunk) for s in seqs]
+        smax = max(len(suf) for _, suf in flat)
+        sids = torch.full((len(flat), smax), self.pad_id, dtype=torch.long)
+        smask = torch.zeros((len(flat), pmax + smax), dtype=torch.long)
+        pos = torch.zeros((len(flat), smax), dtype=torch.long)
+        for k, (b, suf) in enumerate(flat):
+            p = chunk[b][1]
+            sids[k, :len(suf)] = torch.tensor(suf, dtype=torch.long)
+            smask[k, :p] = 1  # the padded tail of a shorter prefix stays masked out
+            smask[k, pmax:pmax + len(suf)] = 1
+            pos[k] = torch.arange(p, p + smax)
+        past = out_p.past_key_values
+        past.batch_select_indices(torch.tensor([b for b, _ in flat], device=dev))
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(sids.numel())
+        with torch.no_grad():
+            logits_s = self.model(input_ids=sids.to(dev), attention_mask=smask.to(dev), position_ids=pos.to(dev),
+                                  past_key_values=past, use_cache=True).logits
+        k = 0
+        for b, (gi, p, seqs) in enumerate(chunk):
+            rows = []
+            for s in seqs:
+                suf = flat[k][1]
+                tail = torch.log_softmax(logits_s[k, :len(suf) - 1].float(), -1).gather(
+                    -1, sids[k, 1:len(suf)].to(dev).unsqueeze(-1)).squeeze(-1).cpu().tolist()
+                rows.append(prefix_lps[b] + [float(last[b][suf[0]])] + tail)
+                k += 1
+            out[gi] = rows
+
+    def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
+        """Per-token log-probs of each prompt; with ``shared_prefix`` the prompts are scored as one group."""
+        seqs = [self._fits(self.encode(p)) for p in prompts]
+        return self.score_group_ids(seqs) if shared_prefix else self.score_ids(seqs)
+
+    def token_logprobs_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[float]]]:
+        """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
+        return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
+
+    def _fits(self, ids: list[int]) -> list[int]:
+        # a scored prompt is never cut silently: that would change what the label is conditioned on
+        if self.max_seq_len and len(ids) > self.max_seq_len:
+            raise ModelError(f"a prompt to score has {len(ids)} tokens, more than max_seq_len={self.max_seq_len}; "
+                             "drop in-context examples (promptweave.infer.fit_shots) or raise max_seq_len",
+                             field="max_seq_len", value=self.max_seq_len)
+        return ids
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        """Sum of log-probs of each continuation given its context (context tokenized as a prompt)."""
+        out: list[float] = []
+        for context, continuation in requests:
+            ctx = self.encode(context)
+            cont = list(self.tokenizer(continuation, add_special_tokens=False)["input_ids"])
+            if not cont:
+                out.append(0.0)
+                continue
+            [lps] = self.score_ids([ctx + cont])
+            out.append(float(sum(lps[-len(cont):])))
+        return out
+
+    def next_token_logprobs(self, prompts: Sequence[Rendered], token_ids: Sequence[int]) -> list[list[float]]:
+        """Log-probabilities of ``token_ids`` as the next token after each prompt (for CLP)."""
+        torch = self.torch
+        out: list[list[float]] = []
+        seqs = [self.encode(p) for p in prompts]
+        if self.max_seq_len:
+            seqs = [s[-self.max_seq_len:] for s in seqs]
+        idx = torch.tensor(list(token_ids), dtype=torch.long)
+        for start in range(0, len(seqs), self.batch_size):
+            chunk = seqs[start:start + self.batch_size]
+            width = max(len(s) for s in chunk)
+            ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for i, s in enumerate(chunk):
+                ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
+                mask[i, :len(s)] = 1
+            logits = self._forward(ids, mask).logits.float()
+            for i, s in enumerate(chunk):
+                lp = torch.log_softmax(logits[i, len(s) - 1], -1).cpu()
+                out.append(lp[idx].tolist())
+        return out
+
+
+def _common_prefix(seqs: Sequence[list[int]]) -> int:
+    """Length of the common token prefix, leaving every sequence at least one token of its own."""
+    if not seqs:
+        return 0
+    shortest = min(len(s) for s in seqs)
+    p = 0
+    first = seqs[0]
+    while p < shortest and all(s[p] == first[p] for s in seqs):
+        p += 1
+    return min(p, shortest - 1)

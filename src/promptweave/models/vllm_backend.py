@@ -1,0 +1,89 @@
+"""vLLM's in-process engine (GPU machines; install the ``vllm`` extra).
+
+Same surface as the transformers backend: ``generate`` for text or segments (token ids
+pass through as a ``TokensPrompt``), ``token_logprobs`` via ``prompt_logprobs`` for PPL.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Sequence
+
+from promptweave.errors import ModelError
+from promptweave.models.base import GenerationParams
+from promptweave.models.hf import Rendered, cut_at_stop
+
+
+class VLLMModel:
+    """A model served by an in-process ``vllm.LLM``."""
+
+    def __init__(self, path: str, *, name: str | None = None, max_seq_len: int | None = None,
+                 eos_token_id: int | Sequence[int] | None = None, engine_kwargs: dict[str, Any] | None = None,
+                 batch_size: int = 256) -> None:
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise ModelError("the vLLM backend needs the 'vllm' extra and a GPU: pip install 'promptweave[vllm]'",
+                             field="type", value="VLLM") from exc
+        self.path = path
+        self.name = name or Path(path).name
+        self.batch_size = batch_size
+        kw = dict(engine_kwargs or {})
+        if max_seq_len:
+            kw.setdefault("max_model_len", int(max_seq_len))
+        self.llm = LLM(model=path, **kw)
+        self.tokenizer = self.llm.get_tokenizer()
+        eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id or [])
+        self.eos_ids = eos
+
+    def identity(self) -> dict[str, Any]:
+        vocab = sorted(self.tokenizer.get_vocab().items())
+        tmpl = getattr(self.tokenizer, "chat_template", None) or ""
+        return {"backend": "vllm", "path": self.path,
+                "tokenizer": hashlib.sha256(repr(vocab).encode()).hexdigest()[:16],
+                "chat_template": hashlib.sha256(str(tmpl).encode()).hexdigest()[:16], "eos": self.eos_ids}
+
+    def encode(self, rendered: Rendered) -> list[int]:
+        if isinstance(rendered, str):
+            return list(self.tokenizer(rendered)["input_ids"])
+        ids: list[int] = []
+        for seg in rendered:
+            ids.extend(self.tokenizer(seg, add_special_tokens=False)["input_ids"] if isinstance(seg, str) else seg)
+        return ids
+
+    def count_tokens(self, rendered: Rendered) -> int:
+        return len(self.encode(rendered))
+
+    def _prompts(self, prompts: Sequence[Rendered]) -> list[Any]:
+        from vllm.inputs import TokensPrompt
+
+        return [TokensPrompt(prompt_token_ids=self.encode(p)) for p in prompts]
+
+    def generate(self, prompts: Sequence[Rendered], params: GenerationParams) -> list[str]:
+        from vllm import SamplingParams
+
+        sp = SamplingParams(max_tokens=params.max_out_len, temperature=params.temperature,
+                            top_p=params.top_p if params.top_p is not None else 1.0, stop=list(params.stop) or None,
+                            stop_token_ids=self.eos_ids or None, seed=params.seed)
+        outs = self.llm.generate(self._prompts(prompts), sp, use_tqdm=False)
+        return [cut_at_stop(o.outputs[0].text, params.stop) for o in outs]
+
+    def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
+        """Per-token log-probs (tokens 2..n); vLLM's prefix caching shares common prefixes itself."""
+        from vllm import SamplingParams
+
+        sp = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
+        inputs = self._prompts(prompts)
+        outs = self.llm.generate(inputs, sp, use_tqdm=False)
+        result = []
+        for inp, o in zip(inputs, outs):
+            ids = inp["prompt_token_ids"]
+            lps = []
+            for tok, entry in zip(ids[1:], o.prompt_logprobs[1:]):
+                lps.append(float(entry[tok].logprob))
+            result.append(lps)
+        return result
+
+    def next_token_logprobs(self, prompts: Sequence[Rendered], token_ids: Sequence[int]) -> list[list[float]]:
+        raise ModelError("CLP on vLLM is not supported yet; use the transformers backend", field="type",
+                         value="VLLM")

@@ -1,0 +1,143 @@
+"""Executing tasks: inference through the cache, scoring, and writing predictions and results."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from promptweave.errors import PromptweaveError
+from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
+from promptweave.infer.records import to_jsonable
+from promptweave.run.task import Task, TaskOutcome
+
+CACHE_FILE = "cache.sqlite"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+
+
+def predictions_path(workdir: Path, task: Task) -> Path:
+    return workdir / "predictions" / _safe(task.model_name) / f"{_safe(task.dataset)}.jsonl"
+
+
+def results_path(workdir: Path, task: Task) -> Path:
+    return workdir / "results" / _safe(task.model_name) / f"{_safe(task.dataset)}.json"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _rows(task: Task, model: Any, cache: ResponseCache,
+          progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+    ev = task.evaluation
+    by_index = {}
+    for r in task.records:
+        by_index.setdefault(r.index, r)
+    out: list[dict[str, Any]] = []
+    if task.mode == "gen":
+        for g in infer_gen(model, task.records, task.params, cache, progress):
+            out.append({"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids,
+                        "output": g.output, "prediction": ev.process_prediction(g.output),
+                        "gold": task.gold(by_index[g.index])})
+    elif task.mode == "ppl":
+        for p in infer_ppl(model, task.records, cache, progress, normalizing_str=task.normalizing_str):
+            out.append({"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
+                        "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()},
+                        "prediction": p.prediction, "gold": task.gold(by_index[p.index])})
+    elif task.mode == "clp":
+        for c in infer_clp(model, task.records, task.choices, cache, progress):
+            out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
+                        "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
+    else:
+        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode, expected="gen, ppl or clp")
+    return out
+
+
+def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
+                 progress: Callable[[int], None] | None = None) -> TaskOutcome:
+    """Run one task; a model error stops this task only and is reported, finished calls stay cached."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
+    sent_before = getattr(getattr(model, "stats", None), "ok", None)
+    try:
+        rows = _rows(task, model, cache, progress)
+    except PromptweaveError as exc:
+        outcome.error = str(exc)
+        _write_atomic(results_path(workdir, task), json.dumps(
+            {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
+             "error": outcome.error}, indent=2, ensure_ascii=False))
+        return outcome
+    golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
+    scores = task.evaluation.score([r["prediction"] for r in rows], golds)
+    lines = []
+    for r, g, ok in zip(rows, golds, scores.correct):
+        r["gold"] = g
+        r["correct"] = bool(ok)
+        lines.append(json.dumps(r, ensure_ascii=False, default=str))
+    ppath = predictions_path(workdir, task)
+    _write_atomic(ppath, "".join(line + "\n" for line in lines))
+    outcome.metrics = scores.metrics
+    outcome.predictions_path = str(ppath)
+    if sent_before is not None:
+        outcome.sent = model.stats.ok - sent_before
+    _write_atomic(results_path(workdir, task), json.dumps(
+        {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done", "rows": len(rows),
+         "metrics": scores.metrics, "predictions": str(ppath)}, indent=2, ensure_ascii=False))
+    return outcome
+
+
+def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None = None, show_progress: bool = True,
+              console: Any = None) -> list[TaskOutcome]:
+    """Run every task (grouped by model, each model built once), writing into ``workdir``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    tasks = [t.limited(limit) for t in tasks]
+    order: dict[str, list[Task]] = {}
+    for t in tasks:
+        order.setdefault(t.model_name, []).append(t)
+    outcomes: list[TaskOutcome] = []
+    with ResponseCache(workdir / CACHE_FILE) as cache, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=console, disable=not show_progress, transient=False) as bar:
+        bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=len(t.records)) for t in tasks}
+        for name, group in order.items():
+            try:
+                model = group[0].make_model()
+            except PromptweaveError as exc:
+                outcomes.extend(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)) for t in group)
+                continue
+            for t in group:
+                bid = bars[id(t)]
+                outcomes.append(execute_task(t, model, workdir, cache,
+                                             lambda n, bid=bid: bar.advance(bid, n)))
+            del model
+            gc.collect()
+    summary = [o.__dict__ for o in outcomes]
+    _write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+    return outcomes
+
+
+def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
+    """A rich table of dataset × model results."""
+    from rich.table import Table
+
+    table = Table(title="promptweave results")
+    for col in ("dataset", "model", "mode", "rows", "metric", "score", "status"):
+        table.add_column(col)
+    for o in outcomes:
+        if o.ok:
+            for metric, value in (o.metrics.items() or [("-", None)]):
+                table.add_row(o.dataset, o.model, o.mode, str(o.rows), metric,
+                              "-" if value is None else f"{value:.2f}", "done")
+        else:
+            table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", f"[red]failed[/red]: {o.error}")
+    return table

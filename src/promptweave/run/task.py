@@ -1,0 +1,71 @@
+"""A planned unit of work: one dataset's prompts on one model."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from promptweave.evaluate import Evaluation
+from promptweave.infer.records import RecordLike
+from promptweave.models.base import GenerationParams
+
+
+@dataclass
+class Task:
+    """Dataset × model. ``make_model`` builds the backend lazily (shared by tasks with the same model name).
+
+    ``mode`` is gen / ppl / clp. Gold answers come from ``golds`` (row index → gold) or
+    else from ``record.row[gold_column]``.
+    """
+
+    dataset: str
+    model_name: str
+    make_model: Callable[[], Any]
+    records: Sequence[RecordLike]
+    mode: str = "gen"
+    params: GenerationParams = field(default_factory=GenerationParams)
+    evaluation: Evaluation = field(default_factory=Evaluation)
+    golds: dict | None = None
+    gold_column: str | None = None
+    choices: Sequence[str] = ()
+    normalizing_str: str | None = None
+
+    @property
+    def rows(self) -> int:
+        return len({r.index for r in self.records})
+
+    def limited(self, limit: int | None) -> "Task":
+        """The same task restricted to its first ``limit`` rows (all labels of a kept row stay)."""
+        if limit is None:
+            return self
+        keep: list[int] = []
+        for r in self.records:
+            if r.index not in keep:
+                if len(keep) == limit:
+                    continue
+                keep.append(r.index)
+        kept = set(keep)
+        return Task(**{**self.__dict__, "records": [r for r in self.records if r.index in kept]})
+
+    def gold(self, record: RecordLike) -> Any:
+        if self.golds is not None:
+            return self.golds.get(record.index)
+        row = getattr(record, "row", None) or {}
+        if self.gold_column is not None:
+            return row.get(self.gold_column)
+        return None
+
+
+@dataclass
+class TaskOutcome:
+    dataset: str
+    model: str
+    mode: str
+    rows: int
+    metrics: dict = field(default_factory=dict)
+    sent: int = 0
+    error: str | None = None
+    predictions_path: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

@@ -1,0 +1,315 @@
+"""A loopback stand-in for a remote OpenAI-protocol service (vLLM, llama.cpp server, ...).
+
+It is a real HTTP/1.1 server on 127.0.0.1 (asyncio, keep-alive) that speaks
+``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``. Tests use it in
+place of a remote service: answers are scripted, faults can be injected (429 with
+``Retry-After``, 500, slow replies, dropped connections, a permanent 401), requests
+past a point can be held unanswered (to kill a client mid-run), and every request is
+counted, both as received and as answered, per request key.
+
+Use from any test folder::
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
+    from openai_stub import StubServer, Fault, transient_faults  # noqa: E402
+
+or run standalone: ``python tests/servers/openai_stub.py --port 8001 --latency 0.05``.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: ``kind`` is ``status`` (with ``code``), ``drop`` or ``slow``."""
+
+    kind: str
+    code: int = 500
+    retry_after: Optional[float] = None
+    delay: float = 0.0
+    message: str = "injected fault"
+
+
+FaultPlan = Callable[[str, int, dict], Optional[Fault]]
+"""``plan(key, attempt, body) -> Fault | None``; ``attempt`` counts from 1 per request key."""
+
+
+def request_key(path: str, body: dict) -> str:
+    """The identity of a request: endpoint + model + prompt/messages + decoding fields."""
+    keep = {k: body.get(k) for k in ("model", "prompt", "messages", "max_tokens", "temperature", "stop",
+                                     "echo", "logprobs", "seed", "top_p")}
+    text = json.dumps([path, keep], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def transient_faults(rate: float, times: int = 2, seed: int = 0,
+                     kinds: tuple[Fault, ...] = (Fault("status", 429, retry_after=0.0), Fault("status", 500),
+                                                 Fault("drop"), Fault("status", 503))) -> FaultPlan:
+    """A deterministic plan: a ``rate`` share of request keys fail their first ``times`` attempts."""
+
+    def plan(key: str, attempt: int, body: dict) -> Optional[Fault]:
+        pick = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        if pick < rate and attempt <= times:
+            return kinds[(attempt - 1 + int(pick * 1000)) % len(kinds)]
+        return None
+
+    return plan
+
+
+def default_answer(body: dict) -> str:
+    """A deterministic answer derived from the prompt, shaped like a multiple-choice reply."""
+    src = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True, ensure_ascii=False)
+    h = int(hashlib.sha256(src.encode()).hexdigest()[:8], 16)
+    return f"The answer is {'ABCD'[h % 4]}. Because {h % 97} is the reason."
+
+
+_TOKEN = re.compile(r"\s*\S+|\s+")
+
+
+def fake_token_logprob(token: str) -> float:
+    """A deterministic per-token log-probability for echo scoring."""
+    h = int(hashlib.sha256(token.encode()).hexdigest()[:6], 16)
+    return -0.05 - (h % 400) / 100.0
+
+
+@dataclass
+class StubServer:
+    """The stand-in server. ``start()`` / ``stop()`` or use as a context manager."""
+
+    latency: float = 0.0
+    answer: Callable[[dict], str] = default_answer
+    faults: Optional[FaultPlan] = None
+    supports_echo: bool = True
+    hold_after: Optional[int] = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    received: Counter = field(default_factory=Counter)
+    answered: Counter = field(default_factory=Counter)
+    log: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: Optional[threading.Thread] = None
+        self._ready = threading.Event()
+        self.held = threading.Event()  # set when the first request past ``hold_after`` arrives
+        self._n_received = 0
+
+    # -- lifecycle -------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def total_received(self) -> int:
+        return sum(self.received.values())
+
+    @property
+    def total_answered(self) -> int:
+        return sum(self.answered.values())
+
+    def start(self) -> "StubServer":
+        self._thread = threading.Thread(target=self._serve_thread, daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stop_event.set)
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> "StubServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def _serve_thread(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._main())
+        self._loop.close()
+
+    async def _main(self) -> None:
+        self._stop_event = asyncio.Event()
+        server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._handlers: set = set()
+        async with server:
+            await self._stop_event.wait()
+            server.close()
+            for t in list(self._handlers):
+                t.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+            await asyncio.sleep(0)  # let the closed transports finish closing
+
+    # -- HTTP --------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._handlers.add(task)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                body_bytes = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+                keep = await self._respond(method, path, headers, body_bytes, writer)
+                if not keep:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
+            pass
+        finally:
+            self._handlers.discard(task)
+            try:
+                writer.close()
+            except Exception:
+                pass
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, payload: dict,
+                    extra_headers: dict | None = None) -> None:
+        data = json.dumps(payload).encode()
+        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+                  429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "X")
+        head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
+                f"Content-Length: {len(data)}", "Connection: keep-alive"]
+        for k, v in (extra_headers or {}).items():
+            head.append(f"{k}: {v}")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await writer.drain()
+
+    async def _respond(self, method: str, path: str, headers: dict, raw: bytes,
+                       writer: asyncio.StreamWriter) -> bool:
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            await self._send(writer, 200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
+            return True
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            await self._send(writer, 400, {"error": {"message": "bad json"}})
+            return True
+        key = request_key(path, body)
+        with self._lock:
+            self.received[key] += 1
+            attempt = self.received[key]
+            self._n_received += 1
+            n = self._n_received
+            self.log.append({"key": key, "path": path, "attempt": attempt, "body": body})
+        if self.hold_after is not None and n > self.hold_after:
+            self.held.set()
+            await self._stop_event.wait()  # never answered: the client is killed while waiting
+            return False
+        fault = self.faults(key, attempt, body) if self.faults else None
+        if fault is not None:
+            if fault.kind == "drop":
+                return False
+            if fault.kind == "slow":
+                await asyncio.sleep(fault.delay)
+            elif fault.kind == "status":
+                extra = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+                await self._send(writer, fault.code, {"error": {"message": fault.message, "code": fault.code}},
+                                 extra)
+                return True
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if path.endswith("/chat/completions"):
+            payload = self._chat(body)
+        elif path.endswith("/completions"):
+            payload = self._completion(body)
+            if payload is None:
+                await self._send(writer, 400, {"error": {"message": "echo with logprobs is not supported"}})
+                return True
+        else:
+            await self._send(writer, 404, {"error": {"message": f"no route {path}"}})
+            return True
+        with self._lock:
+            self.answered[key] += 1
+        await self._send(writer, 200, payload)
+        return True
+
+    def _cut(self, text: str, body: dict) -> str:
+        stop = body.get("stop") or []
+        for s in [stop] if isinstance(stop, str) else stop:
+            if s and s in text:
+                text = text[: text.index(s)]
+        return text
+
+    def _chat(self, body: dict) -> dict:
+        text = self._cut(self.answer(body), body)
+        return {"id": "chatcmpl-stub", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+    def _completion(self, body: dict) -> Optional[dict]:
+        prompt = body.get("prompt", "")
+        if isinstance(prompt, list):
+            prompt = prompt[0] if prompt else ""
+        gen = self._cut(self.answer(body), body)
+        if body.get("echo"):
+            if not self.supports_echo:
+                return None
+            first = _TOKEN.findall(gen)[:1] if body.get("max_tokens") else []
+            gen = first[0] if first else ""  # max_tokens is at most 1 when scoring
+            # like a real server: the prompt's tokens, then the generated ones
+            toks = _TOKEN.findall(prompt) + ([gen] if gen else [])
+            text = prompt + gen
+        else:
+            toks = _TOKEN.findall(gen)
+            text = gen
+        choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}
+        if body.get("logprobs") is not None:
+            offsets, pos = [], 0
+            for t in toks:
+                offsets.append(pos)
+                pos += len(t)
+            lps: list = [fake_token_logprob(t) for t in toks]
+            if body.get("echo") and lps:
+                lps[0] = None  # the first prompt token has no conditional probability
+            choice["logprobs"] = {"tokens": toks, "token_logprobs": lps, "text_offset": offsets,
+                                  "top_logprobs": None}
+        return {"id": "cmpl-stub", "object": "text_completion", "model": body.get("model"), "choices": [choice]}
+
+
+def main() -> None:  # pragma: no cover - manual use
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8001)
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    srv = StubServer(latency=args.latency, port=args.port).start()
+    print(f"stand-in OpenAI server on {srv.url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
+
+try:  # a pytest fixture for tests that want a default stand-in server
+    import pytest
+
+    @pytest.fixture
+    def stub_server():
+        """A started :class:`StubServer` with default answers; stopped after the test."""
+        with StubServer() as srv:
+            yield srv
+except ImportError:  # pragma: no cover
+    pass
