@@ -13,7 +13,7 @@ from promptweave.models.base import GenerationParams
 from promptweave.models.factory import load_token_counter
 from promptweave.models.hf import HFModel, token_counter
 from promptweave.run.plan import prompt_budget
-from tests.helpers import CHATML, make_builder
+from tests.helpers import API_META, CHATML, make_builder
 
 TRAIN = [{"question": f"What is {i} plus {i}?" + " Think about it." * (i % 3), "answer": str(2 * i)}
          for i in range(8)]
@@ -91,6 +91,19 @@ def test_dialogue_examples_under_a_meta_template_fit(tokenizer) -> None:
     assert r.rendered.startswith("<u>Q: " + TRAIN[IDS[0]]["question"])
     # each example's measured share adds up to the real prompt
     assert base + sum(fitter._shot_tokens[i] for i in IDS[:3]) == budget
+
+
+def test_chat_model_dialogue_examples_fit(tokenizer) -> None:
+    dlg = {"round": [{"role": "HUMAN", "prompt": "Q: {question}"}, {"role": "BOT", "prompt": "A: {answer}"}]}
+    c = cfg(ice={"template": dlg}, prompt={"template": {"begin": "</E>", "round": dlg["round"]}})
+    count = token_counter(tokenizer)
+    b = builder(c, meta=API_META, kind="api")
+    assert count(b.build(0).rendered) > count(b.build(0, ids=IDS[:3]).rendered) > count(b.build(0, ids=()).rendered)
+    budget = count(b.build(0, ids=IDS[:3]).rendered)
+    for i, r in enumerate(ShotFitter(b, count, budget).build_all(range(3))):
+        assert count(r.rendered) <= budget and r.shot_ids == IDS[:len(r.shot_ids)]
+        assert r.rendered[-1] == {"role": "HUMAN", "prompt": "Q: " + TEST[i]["question"]}
+    assert b.build(0, ids=IDS[:3]).rendered[0]["prompt"] == "Q: " + TRAIN[IDS[0]]["question"]
 
 
 def test_ppl_labels_of_a_row_share_the_examples(tokenizer) -> None:

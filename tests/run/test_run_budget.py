@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.config import load_config
+from promptweave.errors import PromptweaveWarning
 from promptweave.infer.ppl import average_nll
 from promptweave.models.hf import HFModel
 from promptweave.run.plan import plan_config
@@ -117,3 +118,14 @@ def test_run_normalizing_str(tiny_model_dir, lm, tmp_path) -> None:
             want = average_nll(full, lm.count_tokens(context)) - average_nll(norm, norm_len)
             assert p["output"][lab] == pytest.approx(want, abs=1e-4)
         assert p["prediction"] == min(p["output"], key=p["output"].get)
+
+
+def test_http_model_without_tokenizer_is_not_fitted_and_says_so(tmp_path) -> None:
+    cfg = write(tmp_path, Path("unused"), gen_msl=10)
+    text = cfg.read_text().replace('type="TransformersModel", path="unused"',
+                                   'type="OpenAISDK", path="served", base_url="http://127.0.0.1:9/v1"')
+    cfg.write_text(text)
+    with pytest.warns(PromptweaveWarning, match="no tokenizer") as got:
+        [task] = plan_config(load_config(cfg), datasets=[0])
+    assert len([w for w in got if "no tokenizer" in str(w.message)]) == 1
+    assert all(r.shot_ids == [2, 0, 1, 3] for r in task.records)  # sent as retrieved

@@ -84,8 +84,12 @@ class ShotFitter:
             self._sep_tokens = self._text_tokens(sep)
         return self._sep_tokens
 
-    def shot_tokens(self, train_id: int, index: int, base: int) -> int:
-        """What train example ``train_id`` adds to a prompt (cached: counted once per id)."""
+    def shot_tokens(self, train_id: int, index: int, label: Any, base: int) -> int:
+        """What train example ``train_id`` adds to a prompt (cached: counted once per id).
+
+        ``index``, ``label`` and ``base`` (that prompt's zero-shot count) are used only
+        when the example cannot be measured on its own.
+        """
         hit = self._shot_tokens.get(train_id)
         if hit is not None:
             return hit
@@ -97,7 +101,6 @@ class ShotFitter:
                 n = self._text_tokens(piece) + self.sep_tokens()
         except PromptweaveError:
             # a meta template that cannot render an examples-only dialogue: measure it in this row instead
-            label = None if self.builder.mode == "gen" else self.builder.labels()[0]
             n = self._count(self.builder.build(index, label, ids=(train_id,)).rendered) - base
         self._shot_tokens[train_id] = n = max(n, 0)
         return n
@@ -118,7 +121,7 @@ class ShotFitter:
         base = [self._count(r.rendered) for r in base_recs]
         top = max(range(len(base)), key=base.__getitem__)
         glue = self.sep_tokens() if not isinstance(b.example_piece(ids[0]), Dialogue) else 0
-        tokens = [self.shot_tokens(i, index, base[top]) for i in ids]
+        tokens = [self.shot_tokens(i, index, base_recs[top].label, base[top]) for i in ids]
         # n string examples carry n - 1 separators, the counts above one each: credit one back
         kept = fit_shots(ids, tokens, base[top] - glue, self.max_len)
         est = dict(zip(ids, tokens))

@@ -72,17 +72,21 @@ def _message_text(m: dict) -> str:
 def token_counter(tokenizer: Any) -> Callable[[Any], int]:
     """Counts a rendered prompt's tokens as this tokenizer's model receives it.
 
-    Chat message lists go through the tokenizer's chat template (with the generation
-    prompt); without one their texts are counted joined by newlines (an estimate).
+    Chat message lists (OpenAI form or the renderer's ``{role: HUMAN, prompt}``) go
+    through the tokenizer's chat template with the generation prompt; without one
+    their texts are counted joined by newlines (an estimate).
     """
+    from promptweave.render.chat import to_openai_messages
+
     def count(rendered: Any) -> int:
         if isinstance(rendered, (list, tuple)) and rendered and all(isinstance(m, dict) for m in rendered):
+            msgs = [m if "content" in m else to_openai_messages([m])[0] for m in rendered]
             if getattr(tokenizer, "chat_template", None):
-                ids = tokenizer.apply_chat_template(list(rendered), add_generation_prompt=True, tokenize=True)
+                ids = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
                 if isinstance(ids, dict) or hasattr(ids, "keys"):
                     ids = ids["input_ids"]
                 return len(ids)
-            return len(tokenizer("\n".join(_message_text(m) for m in rendered))["input_ids"])
+            return len(tokenizer("\n".join(_message_text(m) for m in msgs))["input_ids"])
         return len(encode_with(tokenizer, rendered))
 
     return count
@@ -372,7 +376,8 @@ class HFModel:
         # a scored prompt is never cut silently: that would change what the label is conditioned on
         if self.max_seq_len and len(ids) > self.max_seq_len:
             raise ModelError(f"a prompt to score has {len(ids)} tokens, more than max_seq_len={self.max_seq_len}; "
-                             "drop in-context examples (promptweave.infer.fit_shots) or raise max_seq_len",
+                             "set max_seq_len on the inferencer or model config so in-context examples are dropped to fit "
+                             "(promptweave.engine.fit.ShotFitter), or raise it",
                              field="max_seq_len", value=self.max_seq_len)
         return ids
 
