@@ -118,6 +118,8 @@ class ShotFitter:
         if not ids:
             return b.build_row(index)  # nothing to drop; an over-long question is the model's to report
         base_recs = b.build_row(index, ids=())
+        if not base_recs:  # a ppl dataset with no labels: nothing to score
+            return []
         base = [self._count(r.rendered) for r in base_recs]
         top = max(range(len(base)), key=base.__getitem__)
         glue = self.sep_tokens() if not isinstance(b.example_piece(ids[0]), Dialogue) else 0
