@@ -92,6 +92,7 @@ class PromptBuilder:
         self._plan_cache = plan_cache
         self._ice_cache: OrderedDict[tuple, Ice] = OrderedDict()
         self._ids: list[list[int]] | None = None
+        self._seen_labels: list[Any] | None = None
         self._names = sorted(self.template.placeholder_names())
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
@@ -117,18 +118,24 @@ class PromptBuilder:
             return pt.labels()
         if it is not None and it.ice_token is not None and it.is_label_dict:
             return it.labels()
-        seen: dict[Any, None] = {}
-        for row in self.dataset.test:
-            seen.setdefault(row.get(self.output), None)
-        return list(seen)
+        if self._seen_labels is None:  # a scan of the test split, done once (build_row asks per row)
+            seen: dict[Any, None] = {}
+            for row in self.dataset.test:
+                seen.setdefault(row.get(self.output), None)
+            self._seen_labels = list(seen)
+        return list(self._seen_labels)
+
+    def _ice_strip(self) -> tuple[str, ...]:
+        # generation drops the prompt template's sep token from the examples' glue too
+        pt = self.dataset.prompt_template or self.dataset.ice_template
+        return (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
 
     def _ice(self, ids: Sequence[int]) -> Ice:
         key = tuple(ids)
         hit = self._ice_cache.get(key)
         if hit is not None:
             return hit
-        pt = self.dataset.prompt_template or self.dataset.ice_template
-        strip = (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
+        strip = self._ice_strip()
         r = self.dataset.retriever
         ice = build_ice(self.dataset.ice_template, self.dataset.train, ids, output_column=self.output,
                         separator=r.ice_separator, eos=r.ice_eos_token, strip=strip)
@@ -325,8 +332,7 @@ class PromptBuilder:
     # ------------------------------------------------------------------ token budget
     def ice_glue(self) -> tuple[str, str]:
         """(separator, eos) between and after string in-context examples, as this builder writes them."""
-        pt = self.dataset.prompt_template or self.dataset.ice_template
-        strip = (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
+        strip = self._ice_strip()
         r = self.dataset.retriever
         it = self.dataset.ice_template
         sep, eos = (("", "") if it is not None and it.is_dialogue_shape else (r.ice_separator, r.ice_eos_token))
