@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from promptweave.errors import DataError, TemplateError
+from promptweave.errors import ConfigError, DataError, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
 from promptweave.prompt.multimodal import has_parts
@@ -42,6 +42,9 @@ class PromptRecord:
     dataset: str = ""
     model: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # ppl with ``normalizing_str``: the prompt split at the template's sep_token (``rendered`` is their join)
+    ppl_context: str | None = None
+    ppl_answer: str | None = None
 
 
 class _Plan:
@@ -89,6 +92,7 @@ class PromptBuilder:
         self._plan_cache = plan_cache
         self._ice_cache: OrderedDict[tuple, Ice] = OrderedDict()
         self._ids: list[list[int]] | None = None
+        self._seen_labels: list[Any] | None = None
         self._names = sorted(self.template.placeholder_names())
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
@@ -114,18 +118,24 @@ class PromptBuilder:
             return pt.labels()
         if it is not None and it.ice_token is not None and it.is_label_dict:
             return it.labels()
-        seen: dict[Any, None] = {}
-        for row in self.dataset.test:
-            seen.setdefault(row.get(self.output), None)
-        return list(seen)
+        if self._seen_labels is None:  # a scan of the test split, done once (build_row asks per row)
+            seen: dict[Any, None] = {}
+            for row in self.dataset.test:
+                seen.setdefault(row.get(self.output), None)
+            self._seen_labels = list(seen)
+        return list(self._seen_labels)
+
+    def _ice_strip(self) -> tuple[str, ...]:
+        # generation drops the prompt template's sep token from the examples' glue too
+        pt = self.dataset.prompt_template or self.dataset.ice_template
+        return (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
 
     def _ice(self, ids: Sequence[int]) -> Ice:
         key = tuple(ids)
         hit = self._ice_cache.get(key)
         if hit is not None:
             return hit
-        pt = self.dataset.prompt_template or self.dataset.ice_template
-        strip = (pt.sep_token,) if (self.mode == "gen" and pt.sep_token) else ()
+        strip = self._ice_strip()
         r = self.dataset.retriever
         ice = build_ice(self.dataset.ice_template, self.dataset.train, ids, output_column=self.output,
                         separator=r.ice_separator, eos=r.ice_eos_token, strip=strip)
@@ -242,9 +252,19 @@ class PromptBuilder:
         return out
 
     # ------------------------------------------------------------------ public
-    def build(self, index: int, label: Any = None, *, with_prompt: bool = False) -> PromptRecord:
-        """The prompt for test row ``index`` (and ``label`` in ppl mode)."""
-        ids = self.shot_ids[index]
+    def build(self, index: int, label: Any = None, *, ids: Sequence[int] | None = None,
+              with_prompt: bool = False) -> PromptRecord:
+        """The prompt for test row ``index`` (and ``label`` in ppl mode).
+
+        ``ids`` overrides the retrieved in-context examples (e.g. the ones kept to fit ``max_seq_len``).
+        """
+        ids = self.shot_ids[index] if ids is None else ids
+        if self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None:
+            context, answer = self.split_at_sep(index, label, ids)
+            prompt = context + answer
+            return PromptRecord(index, self.mode, label, list(ids), prompt if with_prompt else None,
+                                self.render(prompt), self.dataset.abbr, self.model.abbr,
+                                ppl_context=context, ppl_answer=answer)
         rendered = _MISSING
         prompt = None
         if self._plans_ok and not with_prompt:
@@ -257,17 +277,80 @@ class PromptBuilder:
         return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids), prompt, rendered,
                             self.dataset.abbr, self.model.abbr)
 
-    def build_row(self, index: int, *, with_prompt: bool = False) -> list[PromptRecord]:
-        """All prompts for one row: one in gen mode, one per label in ppl mode."""
+    def build_row(self, index: int, *, ids: Sequence[int] | None = None,
+                  with_prompt: bool = False) -> list[PromptRecord]:
+        """All prompts for one row: one in gen mode, one per label in ppl mode (all with the same examples)."""
         if self.mode == "gen":
-            return [self.build(index, with_prompt=with_prompt)]
-        return [self.build(index, label, with_prompt=with_prompt) for label in self.labels()]
+            return [self.build(index, ids=ids, with_prompt=with_prompt)]
+        return [self.build(index, label, ids=ids, with_prompt=with_prompt) for label in self.labels()]
 
     def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False) -> Iterator[PromptRecord]:
         if indices is None:
             indices = range(len(self.dataset.test))
         for i in indices:
             yield from self.build_row(i, with_prompt=with_prompt)
+
+    # ------------------------------------------------------------------ normalizing_str
+    def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:
+        """(context, answer) of a ppl prompt, cut at the template's own ``sep_token`` (which is dropped).
+
+        OpenCompass's ``normalizing_str`` scores the answer after its context. The cut is
+        made in the template text, not by searching the filled prompt, so a sep token
+        inside an in-context example or a row value cannot move it.
+        """
+        ids = self.shot_ids[index] if ids is None else ids
+        tpl = self.template
+        sep = tpl.sep_token
+        if sep is None:
+            raise ConfigError("normalizing_str needs the prompt template's sep_token to know where the answer "
+                              "starts", file=self.dataset.file, field=tpl.field.rsplit(".", 1)[0] + ".sep_token",
+                              expected="sep_token='</S>' (and the token in the template before the answer)")
+        compiled = self._checked(label, ids)
+        if not isinstance(compiled, CompiledText):
+            raise TemplateError("normalizing_str works on string templates only (the answer must be a text "
+                                "span)", file=self.dataset.file, field=tpl.field, expected="a string template")
+        segs = compiled.segments
+        for i, seg in enumerate(segs):
+            if type(seg) is str and sep in seg:
+                head, tail = seg.split(sep, 1)
+                before = segs[:i] + ((head,) if head else ())
+                rest = ((tail,) if tail else ()) + segs[i + 1:]
+                # later sep tokens in the template text go too, as in every ppl prompt
+                after = tuple(s.replace(sep, "") if type(s) is str else s for s in rest)
+                break
+        else:
+            raise TemplateError(f"sep_token {sep!r} does not occur in the template text for label {label!r}",
+                                file=self.dataset.file, field=tpl.field, value=compiled.source,
+                                expected="the sep_token just before the answer")
+        row, ice = self._row(self._test_row(index)), self._ice(ids)
+        try:
+            return (CompiledText(compiled.source, before).fill(row, ice),
+                    CompiledText(compiled.source, after).fill(row, ice))
+        except DataError as exc:
+            raise exc.at(file=self.dataset.file, prefix=f"test[{index}]") from None
+
+    # ------------------------------------------------------------------ token budget
+    def ice_glue(self) -> tuple[str, str]:
+        """(separator, eos) between and after string in-context examples, as this builder writes them."""
+        strip = self._ice_strip()
+        r = self.dataset.retriever
+        it = self.dataset.ice_template
+        sep, eos = (("", "") if it is not None and it.is_dialogue_shape else (r.ice_separator, r.ice_eos_token))
+        for t in strip:
+            sep, eos = sep.replace(t, ""), eos.replace(t, "")
+        return sep, eos
+
+    def example_piece(self, train_id: int) -> Any:
+        """What one in-context example adds to a prompt, without the block's closing ``eos``.
+
+        A str (the example's text; the separator is not included) or a Dialogue
+        (the example's items plus its separator item, if any), ready to be measured.
+        """
+        ice = self._ice((train_id,))
+        if isinstance(ice, Dialogue):
+            return Dialogue(ice.items[:-1])  # build_ice always closes with the eos item
+        _, eos = self.ice_glue()
+        return ice[:len(ice) - len(eos)] if eos and ice.endswith(eos) else ice
 
 
 def render_prompt(prompt: Any, model: ModelSpec, mode: str = "gen") -> Any:

@@ -18,7 +18,9 @@ def fit_shots(shot_ids: Sequence[T], shot_tokens: Sequence[int], base_tokens: in
     label: the largest decides, so every label of a row is scored with the same
     examples. ``reserve`` holds room for generated tokens (``max_out_len`` in gen mode).
     Examples are dropped from the end, as the references do; when even zero examples
-    do not fit, none are kept (the renderer truncates the question itself, if at all).
+    do not fit, none are kept (a local model then cuts a generation prompt from the left,
+    with a warning, and refuses to score an over-long ppl prompt).
+    :class:`promptweave.engine.fit.ShotFitter` measures the counts and checks the result.
     """
     if len(shot_ids) != len(shot_tokens):
         raise ConfigError("one token count per in-context example is needed", field="shot_tokens",

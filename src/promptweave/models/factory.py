@@ -119,3 +119,34 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
     raise ConfigError("unknown model type", field="models[].type", value=kind or None,
                       expected="a transformers type (HuggingFaceCausalLM, ...), an OpenAI-compatible type "
                                "(OpenAI, OpenAISDK, ...) or VLLM")
+
+
+def load_token_counter(cfg: Any) -> Any:
+    """A ``count(rendered) -> int`` with the model's own tokenizer (loaded alone, no weights), or None.
+
+    Local models use ``tokenizer_path`` or ``path``; an HTTP model only when its config
+    names a ``tokenizer_path`` (the served model's tokenizer, available locally).
+    """
+    kind = type_name(cfg)
+    if kind in OPENAI_TYPES:
+        path = cfg_get(cfg, "tokenizer_path")
+    elif kind in HF_TYPES or kind in VLLM_TYPES:
+        path = cfg_get(cfg, "tokenizer_path") or cfg_get(cfg, "path")
+    else:
+        path = None
+    if not path:
+        return None
+    try:
+        from transformers import AutoTokenizer
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigError("counting tokens for max_seq_len needs transformers: pip install 'promptweave[hf]'",
+                          field="models[].tokenizer_path", value=path) from exc
+    from promptweave.models.hf import token_counter
+
+    try:
+        tok = AutoTokenizer.from_pretrained(str(path), revision=cfg_get(cfg, "revision"),
+                                            **dict(cfg_get(cfg, "tokenizer_kwargs") or {}))
+    except OSError as exc:
+        raise ConfigError(f"cannot load the tokenizer to fit prompts into max_seq_len: {exc}",
+                          field="models[].tokenizer_path", value=str(path)) from None
+    return token_counter(tok)

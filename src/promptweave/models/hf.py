@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
-from promptweave.errors import ModelError
+from promptweave.errors import ModelError, PromptweaveWarning
 from promptweave.models.base import GenerationParams
 
 Segment = Union[str, list]
@@ -29,6 +30,7 @@ class ForwardStats:
 
     forward_tokens: int = 0
     forward_calls: int = 0
+    truncated_prompts: int = 0  # prompts cut from the left to fit max_seq_len (gen / CLP)
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> str:
@@ -40,6 +42,54 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
             if i != -1:
                 cut = min(cut, i)
     return text[:cut]
+
+
+def encode_with(tokenizer: Any, rendered: Rendered) -> list[int]:
+    """Token ids of a prompt: a string gets the tokenizer's usual special tokens; segments get none added."""
+    if isinstance(rendered, str):
+        return list(tokenizer(rendered)["input_ids"])
+    ids: list[int] = []
+    for seg in rendered:
+        if isinstance(seg, str):
+            ids.extend(tokenizer(seg, add_special_tokens=False)["input_ids"])
+        elif isinstance(seg, (list, tuple)) and all(isinstance(t, int) for t in seg):
+            ids.extend(seg)
+        else:
+            raise ModelError("a prompt segment must be a string or a list of token ids", field="rendered",
+                             value=seg)
+    return ids
+
+
+def _message_text(m: dict) -> str:
+    c = m.get("content")
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        return "".join(p.get("text", "") for p in c if isinstance(p, dict))
+    return ""
+
+
+def token_counter(tokenizer: Any) -> Callable[[Any], int]:
+    """Counts a rendered prompt's tokens as this tokenizer's model receives it.
+
+    Chat message lists (OpenAI form or the renderer's ``{role: HUMAN, prompt}``) go
+    through the tokenizer's chat template with the generation prompt; without one
+    their texts are counted joined by newlines (an estimate).
+    """
+    from promptweave.render.chat import to_openai_messages
+
+    def count(rendered: Any) -> int:
+        if isinstance(rendered, (list, tuple)) and rendered and all(isinstance(m, dict) for m in rendered):
+            msgs = [m if "content" in m else to_openai_messages([m])[0] for m in rendered]
+            if getattr(tokenizer, "chat_template", None):
+                ids = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+                if isinstance(ids, dict) or hasattr(ids, "keys"):
+                    ids = ids["input_ids"]
+                return len(ids)
+            return len(tokenizer("\n".join(_message_text(m) for m in msgs))["input_ids"])
+        return len(encode_with(tokenizer, rendered))
+
+    return count
 
 
 def _file_hash(path: Path) -> str | None:
@@ -125,18 +175,7 @@ class HFModel:
     # -- tokenization -----------------------------------------------------------
     def encode(self, rendered: Rendered) -> list[int]:
         """Token ids of a prompt: a string gets the tokenizer's usual special tokens; segments get none added."""
-        if isinstance(rendered, str):
-            return list(self.tokenizer(rendered)["input_ids"])
-        ids: list[int] = []
-        for seg in rendered:
-            if isinstance(seg, str):
-                ids.extend(self.tokenizer(seg, add_special_tokens=False)["input_ids"])
-            elif isinstance(seg, (list, tuple)) and all(isinstance(t, int) for t in seg):
-                ids.extend(seg)
-            else:
-                raise ModelError("a prompt segment must be a string or a list of token ids", field="rendered",
-                                 value=seg)
-        return ids
+        return encode_with(self.tokenizer, rendered)
 
     def count_tokens(self, rendered: Rendered) -> int:
         return len(self.encode(rendered))
@@ -151,8 +190,7 @@ class HFModel:
         for start in range(0, len(prompts), self.batch_size):
             chunk = [self.encode(p) for p in prompts[start:start + self.batch_size]]
             if self.max_seq_len:
-                keep = max(1, self.max_seq_len - params.max_out_len)
-                chunk = [ids[-keep:] for ids in chunk]  # keep the end: the question sits there
+                chunk = self._cut_left(chunk, max(1, self.max_seq_len - params.max_out_len))
             width = max(len(c) for c in chunk)
             input_ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
             mask = torch.zeros((len(chunk), width), dtype=torch.long)
@@ -318,11 +356,28 @@ class HFModel:
         """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
         return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
 
+    _warned_cut = False
+
+    def _cut_left(self, seqs: list[list[int]], keep: int) -> list[list[int]]:
+        """Keep the last ``keep`` tokens (the question sits at the end); counted in ``stats``, warned once."""
+        n = sum(len(s) > keep for s in seqs)
+        if not n:
+            return seqs
+        self.stats.truncated_prompts += n
+        if not self._warned_cut:
+            self._warned_cut = True
+            warnings.warn(f"{self.name}: {n} prompt(s) longer than {keep} tokens (max_seq_len {self.max_seq_len} "
+                          "less the room to generate) are cut from the left; set max_seq_len on the inferencer "
+                          "or model config so in-context examples are dropped instead "
+                          "(stats.truncated_prompts counts every cut prompt)", PromptweaveWarning, stacklevel=3)
+        return [s[-keep:] for s in seqs]
+
     def _fits(self, ids: list[int]) -> list[int]:
         # a scored prompt is never cut silently: that would change what the label is conditioned on
         if self.max_seq_len and len(ids) > self.max_seq_len:
             raise ModelError(f"a prompt to score has {len(ids)} tokens, more than max_seq_len={self.max_seq_len}; "
-                             "drop in-context examples (promptweave.infer.fit_shots) or raise max_seq_len",
+                             "set max_seq_len on the inferencer or model config so in-context examples are dropped to fit "
+                             "(promptweave.engine.fit.ShotFitter), or raise it",
                              field="max_seq_len", value=self.max_seq_len)
         return ids
 
@@ -345,7 +400,7 @@ class HFModel:
         out: list[list[float]] = []
         seqs = [self.encode(p) for p in prompts]
         if self.max_seq_len:
-            seqs = [s[-self.max_seq_len:] for s in seqs]
+            seqs = self._cut_left(seqs, self.max_seq_len)
         idx = torch.tensor(list(token_ids), dtype=torch.long)
         for start in range(0, len(seqs), self.batch_size):
             chunk = seqs[start:start + self.batch_size]

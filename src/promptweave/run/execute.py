@@ -5,10 +5,11 @@ import gc
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import PromptweaveError
+from promptweave.errors import PromptweaveError, PromptweaveWarning
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.records import to_jsonable
 from promptweave.run.task import Task, TaskOutcome
@@ -58,6 +59,10 @@ def _rows(task: Task, model: Any, cache: ResponseCache,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode, expected="gen, ppl or clp")
+    for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
+        extra = getattr(by_index[row["index"]], "extra", None) or {}
+        if "retrieved_ids" in extra:
+            row["retrieved_ids"] = list(extra["retrieved_ids"])
     return out
 
 
@@ -66,6 +71,7 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     """Run one task; a model error stops this task only and is reported, finished calls stay cached."""
     outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
     sent_before = getattr(getattr(model, "stats", None), "ok", None)
+    cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
     try:
         rows = _rows(task, model, cache, progress)
     except PromptweaveError as exc:
@@ -87,9 +93,14 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     outcome.predictions_path = str(ppath)
     if sent_before is not None:
         outcome.sent = model.stats.ok - sent_before
-    _write_atomic(results_path(workdir, task), json.dumps(
-        {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done", "rows": len(rows),
-         "metrics": scores.metrics, "predictions": str(ppath)}, indent=2, ensure_ascii=False))
+    result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done",
+              "rows": len(rows), "metrics": scores.metrics, "predictions": str(ppath)}
+    if cut_before is not None and model.stats.truncated_prompts > cut_before:
+        cut = model.stats.truncated_prompts - cut_before
+        result["truncated_prompts"] = cut
+        warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
+                      "model's max_seq_len", PromptweaveWarning, stacklevel=2)
+    _write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
     return outcome
 
 

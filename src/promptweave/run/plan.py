@@ -6,12 +6,13 @@ engine's ``DatasetSpec``.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ConfigError
+from promptweave.errors import ConfigError, PromptweaveWarning
 from promptweave.evaluate import build_evaluation
-from promptweave.models.factory import build_model, cfg_get, generation_params
+from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
 from promptweave.run.task import Task
 
 _MODES = {"GenInferencer": "gen", "ChatInferencer": "gen", "AttackInferencer": "gen", "SCInferencer": "gen",
@@ -34,12 +35,63 @@ def _gold(row: Any, column: str | None) -> Any:
     return getattr(row, column, None)
 
 
+def prompt_budget(inferencer_max: Any, model_max: Any, *, mode: str, max_out_len: int,
+                  where: str = "max_seq_len") -> int | None:
+    """Most tokens a prompt may have, or None for no limit.
+
+    The inferencer's ``max_seq_len`` bounds the prompt itself (as the reference's
+    inferencers check it); the model's bounds prompt + generated tokens, so in gen
+    mode ``max_out_len`` is kept free (the reference's model cuts the prompt to that).
+    """
+    limits = []
+    for value, field, reserve in ((inferencer_max, "inferencer.max_seq_len", 0),
+                                  (model_max, "model.max_seq_len", max_out_len if mode == "gen" else 0)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError("max_seq_len must be a positive whole number", field=field, value=value)
+        limits.append(value - reserve)
+    if not limits:
+        return None
+    budget = min(limits)
+    if budget < 1:
+        raise ConfigError(f"max_seq_len leaves no room for the prompt after max_out_len={max_out_len}",
+                          field=where, value=budget + max_out_len, expected=f"more than {max_out_len}")
+    return budget
+
+
+class _Counters:
+    """Each model's token counter, loaded once (tokenizer only) and only when a row has examples to fit."""
+
+    def __init__(self, load: Callable[[Any], Any]) -> None:
+        self.load = load
+        self.got: dict[int, Any] = {}
+
+    def get(self, j: int, mcfg: Any) -> Any:
+        if j not in self.got:
+            self.got[j] = self.load(mcfg)
+            if self.got[j] is None:
+                warnings.warn(f"model {model_name(mcfg)}: no tokenizer to count prompt tokens, so in-context "
+                              "examples are not fitted into max_seq_len; set tokenizer_path in its config to fit "
+                              "them", PromptweaveWarning, stacklevel=3)
+        return self.got[j]
+
+
 def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
-                make_model: Callable[[Any], Any] = build_model) -> list[Task]:
-    """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`."""
+                make_model: Callable[[Any], Any] = build_model,
+                token_counter: Callable[[Any], Any] = load_token_counter) -> list[Task]:
+    """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
+
+    With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
+    examples that fit (``ShotFitter``), counted with the model's tokenizer
+    (``token_counter(model_cfg)``, None when it has none).
+    """
     from promptweave.config import open_dataset, open_model
     from promptweave.engine import PromptBuilder
+    from promptweave.engine.fit import ShotFitter
+
+    counters = _Counters(token_counter)
 
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
@@ -53,18 +105,26 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in range(n)}
-        for mspec in specs:
+        settings = ds.inferencer.settings
+        for j, mspec in zip(model_ids, specs):
             # CLP asks for the next token after the gen-mode prompt
             builder = PromptBuilder(ds, mspec, "gen" if mode == "clp" else mode)
-            records = list(builder.build_all(range(n)))
-            settings = ds.inferencer.settings
-            choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             mcfg = mspec.config
+            params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
+                                       stop=settings.get("stopping_criteria"))
+            budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=mode,
+                                   max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
+            count = None
+            if budget is not None and any(builder.shot_ids[k] for k in range(n)):
+                count = counters.get(j, mcfg)
+            if count is not None:
+                records = ShotFitter(builder, count, budget).build_all(range(n))
+            else:
+                records = list(builder.build_all(range(n)))
+            choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
-                records=records, mode=mode,
-                params=generation_params(mcfg, max_out_len=settings.get("max_out_len"),
-                                         stop=settings.get("stopping_criteria")),
+                records=records, mode=mode, params=params,
                 evaluation=build_evaluation(raw.get("eval_cfg"), mode="ppl" if mode != "gen" else "gen",
                                             allow_code=allow_code, where=f"datasets[{i}].eval_cfg"),
                 golds=golds, choices=[str(c) for c in choices],
