@@ -157,6 +157,7 @@ class LambdaChecker(Checker):
 
     name = "LambdaChecker"
     code_args = frozenset({"func"})
+    _first_arg = "response"
 
     def __init__(self, func: str, extract: str | None = None) -> None:
         super().__init__(extract)
@@ -164,7 +165,7 @@ class LambdaChecker(Checker):
 
     @classmethod
     def validate(cls, args: dict[str, Any], *, prompt_parameters: Sequence[str] | None) -> None:
-        _check_lambda(args.get("func"), prompt_parameters, "response")
+        _check_lambda(args.get("func"), prompt_parameters, cls._first_arg)
         _check_extract(args.get("extract"))
 
     def check_params(self, param_values: dict[str, Any]) -> None:
@@ -174,26 +175,14 @@ class LambdaChecker(Checker):
         return self.func(self.response_of(prompt_out), **param_values)
 
 
-class MultiRunLambdaChecker(Checker):
+class MultiRunLambdaChecker(LambdaChecker):
     """Safe iff ``func(responses, **param_values)`` is truthy, with one response per run."""
 
     name = "MultiRunLambdaChecker"
     multi_run = True
-    code_args = frozenset({"func"})
+    _first_arg = "list of responses"
 
-    def __init__(self, func: str, extract: str | None = None) -> None:
-        super().__init__(extract)
-        self.func = SafeLambda.compile(func)
-
-    @classmethod
-    def validate(cls, args: dict[str, Any], *, prompt_parameters: Sequence[str] | None) -> None:
-        _check_lambda(args.get("func"), prompt_parameters, "list of responses")
-        _check_extract(args.get("extract"))
-
-    def check_params(self, param_values: dict[str, Any]) -> None:
-        self.func.check_call(1, param_values)
-
-    def is_safe(self, prompt_out: Sequence[Sequence[Message]], param_values: dict[str, Any]) -> bool:
+    def is_safe(self, prompt_out: Sequence[Sequence[Message]], param_values: dict[str, Any]) -> bool:  # type: ignore[override]
         return self.func([self.response_of(p) for p in prompt_out], **param_values)
 
 
