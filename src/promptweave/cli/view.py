@@ -56,6 +56,7 @@ def view_cmd(
                                     _show(console, rec, _Shim(spec, m), False)
                         continue
                     builder = PromptBuilder(spec, m, mode)
+                    builder.prefetch(rows)
                     for r in rows:
                         for rec in builder.build_row(r, with_prompt=True):
                             records.append(_record(rec, builder, shots))

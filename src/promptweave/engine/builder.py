@@ -23,6 +23,7 @@ from promptweave.prompt.text import CompiledText
 from promptweave.render.chat import render_chat
 from promptweave.render.text import render_text
 from promptweave.engine.spec import DatasetSpec, ModelSpec
+from promptweave.shots.base import Retriever
 
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")
@@ -92,6 +93,7 @@ class PromptBuilder:
         self._plan_cache = plan_cache
         self._ice_cache: OrderedDict[tuple, Ice] = OrderedDict()
         self._ids: list[list[int]] | None = None
+        self._row_ids: dict[int, list[int]] = {}
         self._seen_labels: list[Any] | None = None
         self._names = sorted(self.template.placeholder_names())
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
@@ -99,13 +101,40 @@ class PromptBuilder:
             model.meta.warn_if_no_generate(file=model.file)
 
     # ------------------------------------------------------------------ shots
+    def ids_for(self, index: int) -> list[int]:
+        """The retrieved example ids of one test row (without searching every row where the retriever allows)."""
+        if self._ids is not None:
+            return self._ids[index]
+        hit = self._row_ids.get(index)
+        if hit is None:
+            self.prefetch([index])
+            hit = self._row_ids.get(index)
+            if hit is None:
+                return self.shot_ids[index]
+        return hit
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Retrieve examples for just these rows, when the retriever chooses per row independently."""
+        retriever = self.dataset.retriever
+        if self._ids is not None or type(retriever).select_rows is Retriever.select_rows:
+            return
+        todo = [i for i in dict.fromkeys(indices) if i not in self._row_ids]
+        if not todo:
+            return
+        for i in todo:
+            self._test_row(i)
+        got = retriever.select_rows(self.dataset.train, self.dataset.test, todo, same_split=self._same_split())
+        self._row_ids.update(zip(todo, got))
+
+    def _same_split(self) -> bool:
+        same = self.dataset.same_split
+        return self.dataset.train is self.dataset.test if same is None else same
+
     @property
     def shot_ids(self) -> list[list[int]]:
         if self._ids is None:
-            same = self.dataset.same_split
-            if same is None:
-                same = self.dataset.train is self.dataset.test
-            self._ids = self.dataset.retriever.select(self.dataset.train, self.dataset.test, same_split=same)
+            self._ids = self.dataset.retriever.select(self.dataset.train, self.dataset.test,
+                                                      same_split=self._same_split())
         return self._ids
 
     def labels(self) -> list[Any]:
@@ -174,7 +203,7 @@ class PromptBuilder:
     def fill(self, index: int, label: Any = None, ids: Sequence[int] | None = None) -> Any:
         """The filled prompt (str or Dialogue) before the model's meta template."""
         row = self._test_row(index)
-        ids = self.shot_ids[index] if ids is None else ids
+        ids = self.ids_for(index) if ids is None else ids
         try:
             return fill_items(self._checked(label, ids), self._row(row), self._ice(ids), field=self.template.field)
         except DataError as exc:  # name the row (multimodal content is checked while filling)
@@ -258,7 +287,7 @@ class PromptBuilder:
 
         ``ids`` overrides the retrieved in-context examples (e.g. the ones kept to fit ``max_seq_len``).
         """
-        ids = self.shot_ids[index] if ids is None else ids
+        ids = self.ids_for(index) if ids is None else ids
         if self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None:
             context, answer = self.split_at_sep(index, label, ids)
             prompt = context + answer
@@ -287,6 +316,9 @@ class PromptBuilder:
     def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False) -> Iterator[PromptRecord]:
         if indices is None:
             indices = range(len(self.dataset.test))
+        else:
+            indices = list(indices)
+            self.prefetch(indices)
         for i in indices:
             yield from self.build_row(i, with_prompt=with_prompt)
 
@@ -298,7 +330,7 @@ class PromptBuilder:
         made in the template text, not by searching the filled prompt, so a sep token
         inside an in-context example or a row value cannot move it.
         """
-        ids = self.shot_ids[index] if ids is None else ids
+        ids = self.ids_for(index) if ids is None else ids
         tpl = self.template
         sep = tpl.sep_token
         if sep is None:

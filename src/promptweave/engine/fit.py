@@ -114,7 +114,7 @@ class ShotFitter:
         """
         b = self.builder
         self.stats.rows += 1
-        ids = list(b.shot_ids[index])
+        ids = list(b.ids_for(index))
         if not ids:
             return b.build_row(index)  # nothing to drop; an over-long question is the model's to report
         base_recs = b.build_row(index, ids=())

@@ -41,6 +41,17 @@ class Retriever(ABC):
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
         """Return, for each test row, the ordered train indices to show as examples."""
 
+    def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
+                    same_split: bool = False) -> list[list[int]]:
+        """Ids for the test rows at ``indices`` only.
+
+        Retrievers whose choice for one row does not depend on the other test rows
+        (BM25, TopK, DPP) override this so that viewing one row of a large split does
+        not search every row; the rest must see the whole split (Random draws in order).
+        """
+        ids = self.select(train, test, same_split=same_split)
+        return [ids[i] for i in indices]
+
     def settings(self) -> dict[str, Any]:
         return {"type": self.name, "ice_num": self.ice_num}
 

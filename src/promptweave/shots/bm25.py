@@ -185,11 +185,15 @@ class BM25Retriever(Retriever):
         return idx
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
+        return self.select_rows(train, test, range(len(test)), same_split=same_split)
+
+    def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
+                    same_split: bool = False) -> list[list[int]]:
         if same_split and len(train) != len(test):
             raise RetrieverError("same_split needs train and test to be the same rows", field="same_split")
+        indices = list(indices)
         if not train:
-            return [[] for _ in test]
+            return [[] for _ in indices]
         idx = self.index(corpus(train, self.input_columns))
-        queries = [self.tokenize(t) for t in corpus(test, self.input_columns)]
-        exclude = list(range(len(test))) if same_split else None
-        return idx.search(queries, self.ice_num, exclude=exclude)
+        queries = [self.tokenize(t) for t in corpus([test[i] for i in indices], self.input_columns)]
+        return idx.search(queries, self.ice_num, exclude=indices if same_split else None)

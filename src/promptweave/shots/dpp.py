@@ -57,10 +57,15 @@ class DPPRetriever(EmbeddingRetriever):
         return {**super().settings(), "candidate_num": self.candidate_num, "scale_factor": self.scale_factor}
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
-        if not train or not test:
-            return [[] for _ in test]
-        train_emb, test_emb = self.embed_splits(train, test, same_split)
-        exclude = list(range(len(test))) if same_split else None
+        return self.select_rows(train, test, range(len(test)), same_split=same_split)
+
+    def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
+                    same_split: bool = False) -> list[list[int]]:
+        indices = list(indices)
+        if not train or not indices:
+            return [[] for _ in indices]
+        train_emb, test_emb = self.embed_splits(train, test, same_split, indices)
+        exclude = indices if same_split else None
         near = inner_product_top_k(test_emb, train_emb, max(self.candidate_num, self.ice_num), exclude=exclude)
         out = []
         for i, ids in enumerate(near):

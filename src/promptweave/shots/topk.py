@@ -45,12 +45,16 @@ class EmbeddingRetriever(Retriever):
         return embed(corpus(rows, self.input_columns), model=self.model_name, batch_size=self.batch_size,
                      device=self.device, use_cache=self.use_cache)
 
-    def embed_splits(self, train: Sequence[Row], test: Sequence[Row], same_split: bool
-                     ) -> tuple[np.ndarray, np.ndarray]:
+    def embed_splits(self, train: Sequence[Row], test: Sequence[Row], same_split: bool,
+                     indices: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Train embeddings, and test embeddings for ``indices`` (all test rows when None)."""
         if same_split and len(train) != len(test):
             raise RetrieverError("same_split needs train and test to be the same rows", field="same_split")
         train_emb = self.embed_rows(train)
-        test_emb = train_emb if same_split else self.embed_rows(test)
+        if indices is None:
+            test_emb = train_emb if same_split else self.embed_rows(test)
+        else:
+            test_emb = train_emb[list(indices)] if same_split else self.embed_rows([test[i] for i in indices])
         return train_emb, test_emb
 
 
@@ -60,8 +64,12 @@ class TopkRetriever(EmbeddingRetriever):
     name = "TopkRetriever"
 
     def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
-        if not train or not test:
-            return [[] for _ in test]
-        train_emb, test_emb = self.embed_splits(train, test, same_split)
-        exclude = list(range(len(test))) if same_split else None
-        return inner_product_top_k(test_emb, train_emb, self.ice_num, exclude=exclude)
+        return self.select_rows(train, test, range(len(test)), same_split=same_split)
+
+    def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
+                    same_split: bool = False) -> list[list[int]]:
+        indices = list(indices)
+        if not train or not indices:
+            return [[] for _ in indices]
+        train_emb, test_emb = self.embed_splits(train, test, same_split, indices)
+        return inner_product_top_k(test_emb, train_emb, self.ice_num, exclude=indices if same_split else None)
