@@ -51,6 +51,9 @@ def run_cmd(
         return
     outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
     console.print(summary_table(outcomes))
+    for o in outcomes:
+        if not o.ok:
+            err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
     if not all(o.ok for o in outcomes):
         raise typer.Exit(1)

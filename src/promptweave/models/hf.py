@@ -138,13 +138,18 @@ class HFModel:
             raise ModelError("unknown dtype", field="dtype", value=dtype, expected=", ".join(sorted(_DTYPES)))
         self.dtype_name = _DTYPES[dtype]
         tk_path = tokenizer_path or self.path
+        for what, where in (("path", self.path), ("tokenizer_path", tk_path)):
+            if not Path(where).exists() and _looks_like_local_path(str(where)):
+                raise ModelError(f"no model folder at {where}", field=what, value=where,
+                                 expected="a folder with config.json and weights, or a Hugging Face model id "
+                                          "already in the local cache")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(
                 tk_path, revision=revision, trust_remote_code=trust_remote_code, **(tokenizer_kwargs or {}))
             self.model = AutoModelForCausalLM.from_pretrained(
                 self.path, revision=revision, trust_remote_code=trust_remote_code,
                 dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise ModelError(f"cannot load model or tokenizer: {exc}", field="path", value=self.path) from None
         self.model.to(self.device).eval()
         self.tokenizer_path = tk_path
@@ -427,3 +432,8 @@ def _common_prefix(seqs: Sequence[list[int]]) -> int:
     while p < shortest and all(s[p] == first[p] for s in seqs):
         p += 1
     return min(p, shortest - 1)
+
+
+def _looks_like_local_path(path: str) -> bool:
+    """A hub id is ``name`` or ``org/name``; anything else that does not exist is a missing folder."""
+    return path.startswith((".", "/", "~")) or path.count("/") > 1 or "\\" in path

@@ -150,5 +150,5 @@ def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
                 table.add_row(o.dataset, o.model, o.mode, str(o.rows), metric,
                               "-" if value is None else f"{value:.2f}", "done")
         else:
-            table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", f"[red]failed[/red]: {o.error}")
+            table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", "[red]failed[/red] (see below)")
     return table
