@@ -91,3 +91,18 @@ def test_view_retriever_example_bm25_and_topk_offline(monkeypatch):
         assert all(0 <= i < 20 for i in rec["shot_ids"])
     # both find the other "packs ... boxes" questions for a "packs ... boxes" test row
     assert "packs" in recs["arithmetic_bm25"]["prompt"].split("\n")[0]
+
+
+def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
+    res = runner.invoke(app, ["lint", str(QUICKSTART)])
+    assert res.exit_code == 0, res.output
+    assert "ok: science_mc × local-chatml: 120 prompts from 30 rows" in res.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "datasets:\n  - abbr: x\n    rows: [{q: a}]\n    reader_cfg: {input_columns: [q]}\n"
+        "    infer_cfg: {prompt_template: {template: {begin: [{role: CRITIC, prompt: hm}],"
+        " round: [{role: HUMAN, prompt: '{q}'}]}}}\n"
+        "models:\n  - abbr: m\n    meta_template: {round: [{role: HUMAN, begin: 'U:'}, {role: BOT, generate: true}]}\n")
+    res = runner.invoke(app, ["lint", str(bad)])
+    assert res.exit_code == 1
+    assert "x × m" in res.output and "CRITIC" in res.output and "1 problem(s) found" in res.output
