@@ -80,7 +80,7 @@ class CachedGenerate:
             raise StopRun(exc.message, field=exc.field, value=exc.value) from exc
 
 
-def _unsent_turns(task: Task, results: list[ConversationResult]) -> list[dict[str, Any]]:
+def _turn_rows(task: Task, results: list[ConversationResult]) -> list[dict[str, Any]]:
     """Per-turn rows, with the turns after a failed request recorded as not sent."""
     inf = task.multiturn
     rows: list[dict[str, Any]] = []
@@ -145,7 +145,7 @@ def run_multiturn(task: Task, model: Any, cache: ResponseCache,
     inf.generate = CachedGenerate(model, task.params, cache, progress)
     inf.batch_size = max(1, len(indices))  # a wave is one batch; the caller splits it for the backend
     results = inf.run(indices)
-    rows = _unsent_turns(task, results)
+    rows = _turn_rows(task, results)
     if progress is not None:
         answered = sum(t.success for c in results for t in c.turns)
         if task.calls > answered:
