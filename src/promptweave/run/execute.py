@@ -154,7 +154,7 @@ def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
 
     table = Table(title="promptweave results")
     for col in ("dataset", "model", "mode", "rows", "metric", "score", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold" if col == "metric" else "ellipsis")  # metric names stay whole
     for o in outcomes:
         if o.ok:
             status = "done" if o.complete else (f"[yellow]partial[/yellow]: {o.failed_conversations} "
