@@ -303,3 +303,24 @@ def _cache_rows(work: Path) -> int:
 
     with sqlite3.connect(str(work / "cache.sqlite")) as db:
         return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+def test_text_model_over_http_gets_the_rendered_history_with_its_own_replies(tmp_path) -> None:
+    model = LOCAL_MODEL.replace('type="TransformersModel", path="{path}"', 'type="OpenAICompatModel", kind="lm", '
+                                'base_url="{url}", model="served", backoff_base=0').replace(
+        'model_kwargs=dict(torch_dtype="float32", device_map="cpu"),', '')
+
+    def complete(body: dict) -> str:  # the question of the last user turn in the text prompt
+        return REPLIES[body["prompt"].rsplit("<|im_start|>user\n", 1)[1].split("<|im_end|>", 1)[0]]
+
+    with StubServer(answer=complete) as srv:
+        res = run(str(write_config(tmp_path, model.format(url=srv.url))), "-w", str(tmp_path / "w"), "--limit", "1")
+        assert res.exit_code == 0, res.output
+        prompts = sorted(e["body"]["prompt"] for e in srv.log)
+        assert {e["path"] for e in srv.log} == {"/v1/completions"}
+    assert prompts == [
+        "<|im_start|>user\n3 plus 2?<|im_end|>\n<|im_start|>assistant\n",
+        "<|im_start|>user\n3 plus 2?<|im_end|>\n<|im_start|>assistant\nfive<|im_end|>\n"
+        "<|im_start|>user\nMinus 1?<|im_end|>\n<|im_start|>assistant\n",
+    ]
+    assert [r["correct"] for r in predictions(tmp_path / "w", "tiny")] == [False, True]
