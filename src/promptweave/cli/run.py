@@ -43,10 +43,10 @@ def run_cmd(
         fail(err, exc)
     if dry_run:
         table = Table(title=f"plan: {len(tasks)} task(s); nothing sent")
-        for col in ("dataset", "model", "mode", "rows", "prompts"):
+        for col in ("dataset", "model", "mode", "rows", "calls"):
             table.add_column(col)
         for t in tasks:
-            table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(len(t.records)))
+            table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(t.calls))
         console.print(table)
         return
     outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
@@ -55,5 +55,5 @@ def run_cmd(
         if not o.ok:
             err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
-    if not all(o.ok for o in outcomes):
+    if not all(o.complete for o in outcomes):  # failed tasks or conversations: a rerun retries them
         raise typer.Exit(1)

@@ -2,7 +2,7 @@
 
 The model is a *generate* callable: it takes a list of rendered prompts (a
 string for a text model, a message list for a chat model) and returns one reply
-per prompt, or ``None`` where that request failed. :func:`as_generate` wraps a
+per prompt, or ``None`` (or the exception) where that request failed. :func:`as_generate` wraps a
 :class:`~promptweave.models.base.ChatModel` or
 :class:`~promptweave.models.base.TextModel`.
 
@@ -25,7 +25,16 @@ from promptweave.prompt.dialogue import Dialogue
 from promptweave.prompt.multiturn import Conversation, MultiTurnPromptTemplate, check_mode
 from promptweave.render.chat import to_openai_messages
 
-Generate = Callable[[list[Any]], Sequence["str | None"]]
+Generate = Callable[[list[Any]], Sequence[Any]]
+
+
+class StopRun(ModelError):
+    """Raised by a generate callable when no further request can succeed (say, a rejected API key).
+
+    It stops the whole run, where any other error fails only its requests.
+    """
+
+    code = "PW430"
 
 
 @dataclass
@@ -131,7 +140,8 @@ class MultiTurnGenInferencer:
                             file=self.dataset.file, field="test", value=index) from None
         return self.template.conversation(row, index=index, file=self.dataset.file, strict=self.strict)
 
-    def _gold(self, conv: Conversation, k: int) -> Any:
+    def gold(self, conv: Conversation, k: int) -> Any:
+        """The ground truth request ``k`` of ``conv`` is judged against."""
         if self.infer_mode == "last":
             return conv.answers[-1] if len(conv) else None
         return conv.answers[k // self.template.bots_per_round]
@@ -158,7 +168,7 @@ class MultiTurnGenInferencer:
         out = []
         for k in range(n):
             d = self.dialogue(conv, k, replies)
-            out.append(TurnView(k, d, self.render(d), self._gold(conv, k)))
+            out.append(TurnView(k, d, self.render(d), self.gold(conv, k)))
         return out
 
     # ------------------------------------------------------------------ running
@@ -170,6 +180,8 @@ class MultiTurnGenInferencer:
             chunk = prompts[start:start + self.batch_size]
             try:
                 replies = list(self.generate(chunk))
+            except StopRun:
+                raise
             except Exception as exc:  # a failed call fails its requests; the run goes on
                 out.extend((None, f"{type(exc).__name__}: {exc}") for _ in chunk)
                 continue
@@ -177,6 +189,9 @@ class MultiTurnGenInferencer:
                 raise ModelError(f"the model returned {len(replies)} replies for {len(chunk)} prompts",
                                  value=len(replies), expected=str(len(chunk)))
             for r in replies:
+                if isinstance(r, Exception):
+                    out.append((None, f"{type(r).__name__}: {r}"))
+                    continue
                 if r is not None and not isinstance(r, str):
                     raise ModelError("a reply must be a string (or None for a failed request)",
                                      value=type(r).__name__)
@@ -198,7 +213,7 @@ class MultiTurnGenInferencer:
             still = []
             for i, prompt, (reply, err) in zip(active, prompts, answers):
                 ok = reply is not None
-                results[i].turns.append(TurnResult(i, k, ok, reply if ok else "", self._gold(convs[i], k), prompt,
+                results[i].turns.append(TurnResult(i, k, ok, reply if ok else "", self.gold(convs[i], k), prompt,
                                                    err))
                 if ok:
                     replies[i].append(reply)
@@ -288,5 +303,5 @@ def scripted(replies: Sequence[str | None], received: list[Any] | None = None) -
     return generate
 
 
-__all__ = ["MultiTurnGenInferencer", "TurnResult", "ConversationResult", "TurnView", "as_generate",
+__all__ = ["MultiTurnGenInferencer", "StopRun", "TurnResult", "ConversationResult", "TurnView", "as_generate",
            "write_predictions", "read_predictions", "score", "turn_prompts", "scripted"]

@@ -73,28 +73,39 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     sent_before = getattr(getattr(model, "stats", None), "ok", None)
     cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
     try:
-        rows = _rows(task, model, cache, progress)
+        if task.mode == "multiturn":
+            from promptweave.run.multiturn import run_multiturn
+
+            rows, extra = run_multiturn(task, model, cache, progress)
+        else:
+            rows, extra = _rows(task, model, cache, progress), None
     except PromptweaveError as exc:
         outcome.error = str(exc)
         _write_atomic(results_path(workdir, task), json.dumps(
             {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
              "error": outcome.error}, indent=2, ensure_ascii=False))
         return outcome
-    golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
-    scores = task.evaluation.score([r["prediction"] for r in rows], golds)
-    lines = []
-    for r, g, ok in zip(rows, golds, scores.correct):
-        r["gold"] = g
-        r["correct"] = bool(ok)
-        lines.append(json.dumps(r, ensure_ascii=False, default=str))
+    if extra is None:
+        golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
+        scores = task.evaluation.score([r["prediction"] for r in rows], golds)
+        for r, g, ok in zip(rows, golds, scores.correct):
+            r["gold"] = g
+            r["correct"] = bool(ok)
+        extra = {"metrics": scores.metrics}
+    lines = [json.dumps(r, ensure_ascii=False, default=str) for r in rows]
     ppath = predictions_path(workdir, task)
     _write_atomic(ppath, "".join(line + "\n" for line in lines))
-    outcome.metrics = scores.metrics
+    outcome.metrics = extra["metrics"]
     outcome.predictions_path = str(ppath)
+    outcome.failed_conversations = len(extra.get("failed_conversations") or [])
     if sent_before is not None:
         outcome.sent = model.stats.ok - sent_before
     result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done",
-              "rows": len(rows), "metrics": scores.metrics, "predictions": str(ppath)}
+              "rows": task.rows if task.mode == "multiturn" else len(rows), **extra, "predictions": str(ppath)}
+    if outcome.failed_conversations:
+        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
+                      "early on a failed request (recorded in the predictions); rerun the same command to retry "
+                      "them", PromptweaveWarning, stacklevel=2)
     if cut_before is not None and model.stats.truncated_prompts > cut_before:
         cut = model.stats.truncated_prompts - cut_before
         result["truncated_prompts"] = cut
@@ -119,7 +130,7 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
     with ResponseCache(workdir / CACHE_FILE) as cache, Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, disable=not show_progress, transient=False) as bar:
-        bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=len(t.records)) for t in tasks}
+        bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
         for name, group in order.items():
             try:
                 model = group[0].make_model()
@@ -143,12 +154,14 @@ def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
 
     table = Table(title="promptweave results")
     for col in ("dataset", "model", "mode", "rows", "metric", "score", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold" if col == "metric" else "ellipsis")  # metric names stay whole
     for o in outcomes:
         if o.ok:
+            status = "done" if o.complete else (f"[yellow]partial[/yellow]: {o.failed_conversations} "
+                                                "conversation(s) failed")
             for metric, value in (o.metrics.items() or [("-", None)]):
                 table.add_row(o.dataset, o.model, o.mode, str(o.rows), metric,
-                              "-" if value is None else f"{value:.2f}", "done")
+                              "-" if value is None else f"{value:.2f}", status)
         else:
             table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", "[red]failed[/red] (see below)")
     return table

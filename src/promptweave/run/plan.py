@@ -16,15 +16,62 @@ from promptweave.models.factory import build_model, cfg_get, generation_params, 
 from promptweave.run.task import Task
 
 _MODES = {"GenInferencer": "gen", "ChatInferencer": "gen", "AttackInferencer": "gen", "SCInferencer": "gen",
-          "PPLInferencer": "ppl", "PPLOnlyInferencer": "ppl", "LLInferencer": "ppl", "CLPInferencer": "clp"}
+          "PPLInferencer": "ppl", "PPLOnlyInferencer": "ppl", "LLInferencer": "ppl", "CLPInferencer": "clp",
+          "MultiTurnGenInferencer": "multiturn"}
+
+# eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
+_SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
 
 
 def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type") -> str:
-    """gen / ppl / clp for an inferencer type name (OpenCompass names, dotted paths accepted)."""
+    """gen / ppl / clp / multiturn for an inferencer type name (OpenCompass names, dotted paths accepted)."""
     name = str(inferencer_type).rsplit(".", 1)[-1]
     if name not in _MODES:
         raise ConfigError("unknown inferencer", field=where, value=name, expected=", ".join(sorted(_MODES)))
     return _MODES[name]
+
+
+def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict, dict[str, str]]:
+    """``eval_cfg`` without the multi-turn scoring keys, and those keys' values (checked)."""
+    cfg = dict(eval_cfg or {})
+    got: dict[str, str] = {}
+    for key, allowed in _SCORE_KEYS.items():
+        if key not in cfg:
+            continue
+        value = cfg.pop(key)
+        if not multiturn:
+            raise ConfigError(f"{key} applies to multi-turn datasets (MultiTurnGenInferencer) only",
+                              field=f"{where}.{key}", value=value)
+        if value not in allowed:
+            raise ConfigError(f"unknown {key}", field=f"{where}.{key}", value=value,
+                              expected=" or ".join(repr(a) for a in allowed))
+        got[key] = value
+    return cfg, got
+
+
+def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int], specs: Sequence[Any],
+                     make_model: Callable[[Any], Any], allow_code: bool) -> list[Task]:
+    """One multi-turn task per model: a record per conversation; prompts are built as replies come in."""
+    from promptweave.infer.multiturn import MultiTurnGenInferencer
+    from promptweave.run.task import ConversationRecord
+
+    where = f"datasets[{i}].eval_cfg"
+    eval_cfg, score = _score_settings(raw.get("eval_cfg"), multiturn=True, where=where)
+    evaluation = build_evaluation(eval_cfg, mode="gen", allow_code=allow_code, where=where)
+    settings = ds.inferencer.settings
+    tasks = []
+    for _j, mspec in zip(model_ids, specs):
+        mcfg = mspec.config
+        params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
+                                   stop=settings.get("stopping_criteria"))
+        inf = MultiTurnGenInferencer(ds, mspec, params=params)
+        records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
+                   for k in range(n)]
+        tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                          records=records, mode="multiturn", params=params, evaluation=evaluation,
+                          multiturn=inf, score_per=score.get("score_per", "turn"),
+                          conversation_reduce=score.get("conversation_reduce", "all")))
+    return tasks
 
 
 def _gold(row: Any, column: str | None) -> Any:
@@ -103,6 +150,10 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
         where = f"datasets[{i}].infer_cfg.inferencer"
         mode = infer_mode(ds.inferencer.type, where=where + ".type")
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
+        if mode == "multiturn":
+            tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code)
+            continue
+        _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in range(n)}
         settings = ds.inferencer.settings

@@ -13,8 +13,10 @@ from promptweave.models.base import GenerationParams
 class Task:
     """Dataset × model. ``make_model`` builds the backend lazily (shared by tasks with the same model name).
 
-    ``mode`` is gen / ppl / clp. Gold answers come from ``golds`` (row index → gold) or
-    else from ``record.row[gold_column]``.
+    ``mode`` is gen / ppl / clp / multiturn. Gold answers come from ``golds`` (row index → gold) or
+    else from ``record.row[gold_column]``; a multi-turn task's from each turn's answer. A
+    multi-turn task has one :class:`ConversationRecord` per row and its ``multiturn``
+    inferencer; ``score_per`` / ``conversation_reduce`` choose its headline figure.
     """
 
     dataset: str
@@ -28,10 +30,18 @@ class Task:
     gold_column: str | None = None
     choices: Sequence[str] = ()
     normalizing_str: str | None = None
+    multiturn: Any = None
+    score_per: str = "turn"
+    conversation_reduce: str = "all"
 
     @property
     def rows(self) -> int:
         return len({r.index for r in self.records})
+
+    @property
+    def calls(self) -> int:
+        """Model calls the task makes (a conversation makes one per BOT turn)."""
+        return sum(getattr(r, "requests", 1) for r in self.records)
 
     def limited(self, limit: int | None) -> "Task":
         """The same task restricted to its first ``limit`` rows (all labels of a kept row stay)."""
@@ -56,6 +66,16 @@ class Task:
 
 
 @dataclass
+class ConversationRecord:
+    """A multi-turn row in a plan: its index and how many model calls it takes."""
+
+    index: int
+    requests: int
+    shot_ids: list = field(default_factory=list)
+    rendered: Any = None
+
+
+@dataclass
 class TaskOutcome:
     dataset: str
     model: str
@@ -65,7 +85,13 @@ class TaskOutcome:
     sent: int = 0
     error: str | None = None
     predictions_path: str | None = None
+    failed_conversations: int = 0
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def complete(self) -> bool:
+        """Done with nothing left to retry (no conversation ended by a failed request)."""
+        return self.ok and not self.failed_conversations
