@@ -6,10 +6,12 @@
 #   "every"          the model's own earlier replies (a real conversation),
 #   "every_with_gt"  the reference answers (each turn judged on its own),
 #   "last"           one call, with every reference answer but the last.
-# Predictions are written per turn; scoring can be per turn or per conversation
-# (promptweave.infer.multiturn.score).
+# Predictions are written per turn; scoring is per turn, with a per-conversation figure too
+# (eval_cfg score_per="turn" | "conversation").
 #
-# `promptweave view examples/multiturn_chat.py` shows each turn's prompt for each model.
+# `promptweave view examples/multiturn_chat.py` shows each turn's prompt for each model;
+# `promptweave run examples/multiturn_chat.py -w outputs/mt -m api-chat` runs it against an
+# OpenAI-compatible server (python tests/servers/openai_stub.py --port 8000 stands in offline).
 # Configs are read safely: this file is evaluated as data, no code in it runs.
 from ais_bench.benchmark.openicl.icl_prompt_template import MultiTurnPromptTemplate
 from ais_bench.benchmark.openicl.icl_retriever import ZeroRetriever
