@@ -109,3 +109,45 @@ def test_normalise_turns_class_refs_into_names():
         pass
 
     assert normalise({"type": PromptTemplate, "x": (1, 2)}) == {"type": "PromptTemplate", "x": [1, 2]}
+
+
+def test_common_opencompass_idioms(tmp_path):
+    write(tmp_path, "datasets/a.py", "a_datasets = [dict(abbr='a')]\n")
+    write(tmp_path, "datasets/b.py", "b_datasets = [dict(abbr='b'), dict(abbr='c')]\n")
+    p = write(tmp_path, "main.py", """
+        import copy
+        from mmengine.config import read_base
+        with read_base():
+            from .datasets.a import a_datasets
+            from .datasets.b import b_datasets
+        datasets = sum([v for k, v in locals().items() if k.endswith('_datasets')], [])
+        extra = [*a_datasets, *copy.deepcopy(b_datasets)]
+        models = []
+    """)
+    cfg = load_config(p)
+    assert [d["abbr"] for d in cfg.datasets] == ["a", "b", "c"]
+    assert [d["abbr"] for d in cfg.variables["extra"]] == ["a", "b", "c"]
+
+
+def test_read_base_absolute_import_of_missing_package_is_clear(tmp_path):
+    p = write(tmp_path, "main.py", """
+        from mmengine.config import read_base
+        with read_base():
+            from notapackage_pw.configs.datasets.x import x_datasets
+        datasets = [*x_datasets]
+    """)
+    with pytest.raises(ConfigError, match="package 'notapackage_pw' is not installed"):
+        load_config(p)
+
+
+def test_read_base_absolute_import_reads_the_installed_package_config(tmp_path, monkeypatch):
+    write(tmp_path, "site/fakepkg_pw/__init__.py", "raise RuntimeError('package code must not run')\n")
+    write(tmp_path, "site/fakepkg_pw/configs/datasets/x.py", "x_datasets = [dict(abbr='from-package')]\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    p = write(tmp_path, "main.py", """
+        from mmengine.config import read_base
+        with read_base():
+            from fakepkg_pw.configs.datasets.x import x_datasets
+        datasets = [*x_datasets]
+    """)
+    assert load_config(p).datasets[0]["abbr"] == "from-package"

@@ -83,6 +83,7 @@ class SafeConfigInterpreter:
         self.cache = cache if cache is not None else {}
         self.stack = stack
         self.steps = 0
+        self.in_read_base = 0
 
     def err(self, node: ast.AST | None, message: str) -> ConfigError:
         line = getattr(node, "lineno", None)
@@ -140,8 +141,12 @@ class SafeConfigInterpreter:
                 call = item.context_expr
                 if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "read_base"):
                     raise self.err(node, "only 'with read_base():' blocks are supported in configs")
-            for stmt in node.body:
-                self.exec_stmt(stmt, env)
+            self.in_read_base += 1
+            try:
+                for stmt in node.body:
+                    self.exec_stmt(stmt, env)
+            finally:
+                self.in_read_base -= 1
         elif isinstance(node, ast.For):
             for value in self.eval(node.iter, env):
                 self.assign(node.target, value, env)
@@ -190,20 +195,49 @@ class SafeConfigInterpreter:
             if target is None:
                 raise self.err(node, f"config import '{'.' * node.level}{node.module or ''}' names no file "
                                      f"(looked for {candidates[0]})")
-            sub = SafeConfigInterpreter(target.resolve(), cache=self.cache, stack=self.stack + (self.path,)).load()
-            for alias in node.names:
-                if alias.name == "*":
-                    env.update(sub)
-                    continue
-                if alias.name not in sub:
-                    raise self.err(node, f"{target.name} defines no {alias.name!r}")
-                env[alias.asname or alias.name] = copy.deepcopy(sub[alias.name])
+            self.load_names(target.resolve(), node, env)
+            return
+        if self.in_read_base:
+            # Inside read_base() an absolute import names another config file in an installed
+            # package (e.g. opencompass.configs.datasets...): read that file, safely, like a relative one.
+            self.load_names(self.package_config(node), node, env)
             return
         for alias in node.names:
             if alias.name == "read_base":
                 env[alias.asname or alias.name] = "read_base"
             else:
                 env[alias.asname or alias.name] = ClassRef(node.module or "", alias.name)
+
+    def package_config(self, node: ast.ImportFrom) -> Path:
+        import importlib.util
+
+        module = node.module or ""
+        parts = module.split(".")
+        try:
+            spec = importlib.util.find_spec(parts[0])
+        except (ImportError, ValueError):
+            spec = None
+        roots = list(spec.submodule_search_locations or []) if spec is not None else []
+        for root in roots:
+            base = Path(root).joinpath(*parts[1:])
+            for cand in (base.with_suffix(".py"), base / "__init__.py"):
+                if cand.exists():
+                    return cand.resolve()
+        if not roots:
+            raise self.err(node, f"read_base() imports config module {module!r}, but package {parts[0]!r} is not "
+                                 "installed; copy that config next to this one and import it relatively "
+                                 "(from .x import y)")
+        raise self.err(node, f"read_base() imports config module {module!r}, which names no file in {roots[0]}")
+
+    def load_names(self, target: Path, node: ast.ImportFrom, env: dict[str, Any]) -> None:
+        sub = SafeConfigInterpreter(target, cache=self.cache, stack=self.stack + (self.path,)).load()
+        for alias in node.names:
+            if alias.name == "*":
+                env.update(sub)
+                continue
+            if alias.name not in sub:
+                raise self.err(node, f"{target.name} defines no {alias.name!r}")
+            env[alias.asname or alias.name] = copy.deepcopy(sub[alias.name])
 
     # ------------------------------------------------------------------ expressions
     def lookup(self, name: str, env: dict[str, Any], node: ast.AST) -> Any:
@@ -225,9 +259,9 @@ class SafeConfigInterpreter:
         if t is ast.Name:
             return self.lookup(node.id, env, node)
         if t is ast.List:
-            return [self.eval(e, env) for e in self._starred(node.elts, env)]
+            return self._items(node.elts, env)
         if t is ast.Tuple:
-            return tuple(self.eval(e, env) for e in self._starred(node.elts, env))
+            return tuple(self._items(node.elts, env))
         if t is ast.Set:
             return {self.eval(e, env) for e in node.elts}
         if t is ast.Dict:
@@ -311,11 +345,17 @@ class SafeConfigInterpreter:
         raise self.err(node, f"{t.__name__} expressions are not allowed in a config evaluated safely; "
                              "pass --trust-config to run it as Python")
 
-    def _starred(self, elts: list[ast.expr], env: dict[str, Any]) -> list[ast.expr]:
+    def _items(self, elts: list[ast.expr], env: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
         for e in elts:
             if isinstance(e, ast.Starred):
-                raise self.err(e, "starred expressions are not supported in configs")
-        return elts
+                value = self.eval(e.value, env)
+                if isinstance(value, (ClassRef, ModuleRef)):
+                    raise self.err(e, f"cannot unpack {value.name!r}: it was imported from a package, not a config")
+                out.extend(value)
+            else:
+                out.append(self.eval(e, env))
+        return out
 
     def call(self, node: ast.Call, env: dict[str, Any]) -> Any:
         args = [self.eval(a, env) for a in node.args]
@@ -339,6 +379,10 @@ class SafeConfigInterpreter:
             if func.attr not in allowed:
                 raise self.err(node, f"calling .{func.attr}() on a {type(base).__name__} is not allowed in configs")
             return getattr(base, func.attr)(*args, **kwargs)
+        if isinstance(func, ast.Name) and func.id in ("locals", "globals", "vars") and func.id not in env:
+            if args or kwargs:
+                raise self.err(node, f"{func.id}() takes no arguments in configs")
+            return {k: v for k, v in env.items() if not isinstance(v, ModuleRef)}
         f = self.eval(func, env)
         if isinstance(f, ClassRef):
             if args:
