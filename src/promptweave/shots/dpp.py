@@ -56,15 +56,13 @@ class DPPRetriever(EmbeddingRetriever):
     def settings(self) -> dict[str, Any]:
         return {**super().settings(), "candidate_num": self.candidate_num, "scale_factor": self.scale_factor}
 
-    def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
-        return self.select_rows(train, test, range(len(test)), same_split=same_split)
-
     def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
                     same_split: bool = False) -> list[list[int]]:
         indices = list(indices)
-        if not train or not indices:
+        embedded = self._embedded(train, test, indices, same_split)
+        if embedded is None:
             return [[] for _ in indices]
-        train_emb, test_emb = self.embed_splits(train, test, same_split, indices)
+        train_emb, test_emb = embedded
         exclude = indices if same_split else None
         near = inner_product_top_k(test_emb, train_emb, max(self.candidate_num, self.ice_num), exclude=exclude)
         out = []

@@ -41,6 +41,16 @@ class EmbeddingRetriever(Retriever):
             out["input_columns"] = self.input_columns
         return out
 
+    def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
+        return self.select_rows(train, test, range(len(test)), same_split=same_split)
+
+    def _embedded(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], same_split: bool
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Train and (selected) test embeddings, or None when there is nothing to search."""
+        if not train or not indices:
+            return None
+        return self.embed_splits(train, test, same_split, indices)
+
     def embed_rows(self, rows: Sequence[Row]) -> np.ndarray:
         return embed(corpus(rows, self.input_columns), model=self.model_name, batch_size=self.batch_size,
                      device=self.device, use_cache=self.use_cache)
@@ -63,13 +73,11 @@ class TopkRetriever(EmbeddingRetriever):
 
     name = "TopkRetriever"
 
-    def select(self, train: Sequence[Row], test: Sequence[Row], *, same_split: bool = False) -> list[list[int]]:
-        return self.select_rows(train, test, range(len(test)), same_split=same_split)
-
     def select_rows(self, train: Sequence[Row], test: Sequence[Row], indices: Sequence[int], *,
                     same_split: bool = False) -> list[list[int]]:
         indices = list(indices)
-        if not train or not indices:
+        embedded = self._embedded(train, test, indices, same_split)
+        if embedded is None:
             return [[] for _ in indices]
-        train_emb, test_emb = self.embed_splits(train, test, same_split, indices)
+        train_emb, test_emb = embedded
         return inner_product_top_k(test_emb, train_emb, self.ice_num, exclude=indices if same_split else None)
