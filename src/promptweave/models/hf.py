@@ -196,12 +196,7 @@ class HFModel:
             chunk = [self.encode(p) for p in prompts[start:start + self.batch_size]]
             if self.max_seq_len:
                 chunk = self._cut_left(chunk, max(1, self.max_seq_len - params.max_out_len))
-            width = max(len(c) for c in chunk)
-            input_ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for i, ids in enumerate(chunk):
-                input_ids[i, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-                mask[i, width - len(ids):] = 1
+            input_ids, mask = self._pad(chunk, left=True)
             kw: dict[str, Any] = {"max_new_tokens": params.max_out_len, "pad_token_id": self.pad_id,
                                   "eos_token_id": self.eos_ids or None}
             if params.temperature and params.temperature > 0:
@@ -218,7 +213,7 @@ class HFModel:
                                           **kw)
             self.stats.forward_calls += 1
             eos = set(self.eos_ids)
-            for row in gen[:, width:].tolist():
+            for row in gen[:, input_ids.shape[1]:].tolist():
                 # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
                 cut = next((i for i, t in enumerate(row) if t in eos), len(row))
                 row = row[:cut]
@@ -249,14 +244,21 @@ class HFModel:
 
     _want_cache = False
 
-    def _score_batch(self, seqs: list[list[int]]) -> list[list[float]]:
+    def _pad(self, seqs: Sequence[Sequence[int]], *, left: bool = False) -> tuple[Any, Any]:
+        """A padded id batch and its attention mask (left padding for generation, right for scoring)."""
         torch = self.torch
-        width = max(len(s) for s in seqs)
+        width = max(len(q) for q in seqs)
         ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-            mask[i, :len(s)] = 1
+        for i, q in enumerate(seqs):
+            span = slice(width - len(q), width) if left else slice(0, len(q))
+            ids[i, span] = torch.tensor(list(q), dtype=torch.long)
+            mask[i, span] = 1
+        return ids, mask
+
+    def _score_batch(self, seqs: list[list[int]]) -> list[list[float]]:
+        torch = self.torch
+        ids, mask = self._pad(seqs)
         logits = self._forward(ids, mask).logits.float()
         lps = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].to(self.device).unsqueeze(-1))
         lps = lps.squeeze(-1).cpu()
@@ -306,11 +308,7 @@ class HFModel:
         torch = self.torch
         dev = self.device
         pmax = max(p for _, p, _ in chunk)
-        ids = torch.full((len(chunk), pmax), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(chunk), pmax), dtype=torch.long)
-        for b, (_, p, seqs) in enumerate(chunk):
-            ids[b, :p] = torch.tensor(seqs[0][:p], dtype=torch.long)
-            mask[b, :p] = 1
+        ids, mask = self._pad([seqs[0][:p] for _, p, seqs in chunk])
         self._want_cache = True
         try:
             out_p = self._forward(ids, mask)
@@ -409,12 +407,7 @@ class HFModel:
         idx = torch.tensor(list(token_ids), dtype=torch.long)
         for start in range(0, len(seqs), self.batch_size):
             chunk = seqs[start:start + self.batch_size]
-            width = max(len(s) for s in chunk)
-            ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(chunk), width), dtype=torch.long)
-            for i, s in enumerate(chunk):
-                ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-                mask[i, :len(s)] = 1
+            ids, mask = self._pad(chunk)
             logits = self._forward(ids, mask).logits.float()
             for i, s in enumerate(chunk):
                 lp = torch.log_softmax(logits[i, len(s) - 1], -1).cpu()
