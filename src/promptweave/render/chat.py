@@ -8,7 +8,7 @@ from promptweave.errors import MetaTemplateError, PromptweaveWarning
 from promptweave.prompt.dialogue import Dialogue, Turn
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import join_plain
-from promptweave.render.walk import Merged, resolve_role, split_rounds, walk
+from promptweave.render.walk import Merged, walk
 
 OPENAI_ROLES = {"HUMAN": "user", "BOT": "assistant", "SYSTEM": "system"}
 
@@ -48,30 +48,18 @@ def render_chat(prompt: str | Dialogue, meta: MetaTemplate | None, mode: str = "
             warnings.warn(f"a plain string item is dropped for API models (no role): {s[:40]!r}",
                           PromptweaveWarning, stacklevel=4)
 
-    def on_rounds(turns: list[Turn], gen_last: bool) -> bool:
-        rounds = split_rounds(turns, meta, use_fallback=True)
-        last = len(rounds) - 1
-        for r, round_turns in enumerate(rounds):
-            for_gen = gen_last and r == last
-            for spec in meta.round:
-                if type(spec) is str:
-                    raise MetaTemplateError("a chat model's meta template round cannot hold plain strings",
-                                            field="meta_template.round", value=spec)
-                m = Merged(spec, round_turns.get(spec.role))
-                if for_gen and m.generate:
-                    return False
-                emit(m)
-        return True
+    def on_round_string(spec: str) -> None:
+        raise MetaTemplateError("a chat model's meta template round cannot hold plain strings",
+                                field="meta_template.round", value=spec)
 
-    def on_single(turn: Turn, gen: bool) -> bool:
-        role = resolve_role(turn, meta, "template")
-        m = Merged(meta.roles[role], turn)
-        if gen and m.generate:
+    def on_turn(m: Merged, for_gen: bool) -> bool:
+        if for_gen and m.generate:
             return False
         emit(m)
         return True
 
-    walk(prompt.items, meta, mode, on_string, on_rounds, on_single)
+    walk(prompt.items, meta, mode, on_string=on_string, on_round_string=on_round_string, on_turn=on_turn,
+         use_fallback=True)
     merged: list[dict[str, Any]] = []
     for msg in msgs:
         if merged and merged[-1]["role"] == msg["role"]:

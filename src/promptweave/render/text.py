@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
-from promptweave.render.meta import MetaTemplate, RoleSpec, TokenIds
-from promptweave.render.walk import Merged, resolve_role, split_rounds, walk
+from promptweave.prompt.dialogue import Dialogue, SectionMark
+from promptweave.render.meta import MetaTemplate, TokenIds
+from promptweave.render.walk import Merged, walk
 
 
 def join_plain(items: Any) -> str:
@@ -80,9 +80,6 @@ def render_text_annotated(prompt: str | Dialogue, meta: MetaTemplate | None,
 def _render(prompt: Dialogue, meta: MetaTemplate, mode: str, emit: Any) -> bool:
     emit(meta.begin or "", "meta")
 
-    def on_string(s: str) -> None:
-        emit(s, "text")
-
     def turn(m: Merged, for_gen: bool) -> bool:
         emit(m.begin, "meta")
         if for_gen and m.generate:
@@ -91,23 +88,8 @@ def _render(prompt: Dialogue, meta: MetaTemplate, mode: str, emit: Any) -> bool:
         emit(m.end, "meta")
         return True
 
-    def on_rounds(turns: list[Turn], gen_last: bool) -> bool:
-        rounds = split_rounds(turns, meta, use_fallback=False)
-        last = len(rounds) - 1
-        for r, round_turns in enumerate(rounds):
-            for_gen = gen_last and r == last
-            for spec in meta.round:
-                if type(spec) is str:
-                    emit(spec, "meta")
-                elif not turn(Merged(spec, round_turns.get(spec.role)), for_gen):
-                    return False
-        return True
-
-    def on_single(t: Turn, gen: bool) -> bool:
-        role = resolve_role(t, meta, "template")
-        return turn(Merged(meta.roles[role], t), gen)
-
-    complete = walk(prompt.items, meta, mode, on_string, on_rounds, on_single)
+    complete = walk(prompt.items, meta, mode, on_string=lambda s: emit(s, "text"),
+                    on_round_string=lambda s: emit(s, "meta"), on_turn=turn, use_fallback=False)
     if complete:
         emit(meta.end or "", "meta")
     return complete

@@ -80,13 +80,33 @@ def split_rounds(turns: Sequence[Turn], meta: MetaTemplate, *, use_fallback: boo
     return rounds
 
 
-def walk(items: Sequence[Any], meta: MetaTemplate, mode: str,
+def walk(items: Sequence[Any], meta: MetaTemplate, mode: str, *,
          on_string: Callable[[str], None],
-         on_rounds: Callable[[list[Turn], bool], bool],
-         on_single: Callable[[Turn, bool], bool]) -> bool:
-    """Walk the items; returns False if generation cut the prompt short."""
+         on_round_string: Callable[[str], None],
+         on_turn: Callable[[Merged, bool], bool],
+         use_fallback: bool) -> bool:
+    """Walk the items, calling ``on_turn(merged, for_gen)`` for each turn to render.
+
+    ``round``/``ice`` sections render every meta round role per round (``for_gen``
+    only in the last round of the ``round`` section in gen mode); ``begin``/``end``
+    turns render one by one. ``on_turn`` returns False where generation starts;
+    the walk then stops and returns False.
+    """
     stack: list[tuple[str, int]] = []
     gen = mode == "gen"
+
+    def rounds(turns: list[Turn], gen_last: bool) -> bool:
+        split = split_rounds(turns, meta, use_fallback=use_fallback)
+        last = len(split) - 1
+        for r, round_turns in enumerate(split):
+            for_gen = gen_last and r == last
+            for spec in meta.round:
+                if type(spec) is str:
+                    on_round_string(spec)
+                elif not on_turn(Merged(spec, round_turns.get(spec.role)), for_gen):
+                    return False
+        return True
+
     for i, item in enumerate(items):
         t = type(item)
         if t is str:
@@ -99,12 +119,13 @@ def walk(items: Sequence[Any], meta: MetaTemplate, mode: str,
                 raise TemplateError(f"section {item.section!r} closed without being opened", field="template")
             name, start = stack.pop()
             if name in ("round", "ice"):
-                if not on_rounds(top_level_turns(items[start:i]), gen and name == "round"):
+                if not rounds(top_level_turns(items[start:i]), gen and name == "round"):
                     return False
         else:
             if not stack:
                 raise TemplateError("a turn outside any section", field="template", value=item.role)
             if stack[-1][0] in ("begin", "end"):
-                if not on_single(item, gen):
+                role = resolve_role(item, meta, "template")
+                if not on_turn(Merged(meta.roles[role], item), gen):
                     return False
     return True
