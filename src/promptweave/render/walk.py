@@ -7,7 +7,7 @@ template's role order. ``begin``/``end`` sections render turn by turn.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from promptweave.errors import RoleError, TemplateError
 from promptweave.prompt.dialogue import SectionMark, Turn
