@@ -113,3 +113,77 @@ class LVEError(PromptweaveError):
 
 class PromptweaveWarning(UserWarning):
     """Something suspicious that the reference tolerates, so we only warn."""
+
+
+# Codes below are reserved per area so parallel work never reuses one. Add a class in your area's block only.
+
+# -- sandbox (config and checker interpreter) --
+class SandboxError(ConfigError):
+    """Safe mode refused a form, a name or an attribute (``--trust-config`` / ``--trust-checkers`` may run it)."""
+
+    code = "PW140"
+
+
+class BudgetError(SandboxError):
+    """Safe mode refused work past a budget (integer size, sequence size, steps, time, depth), before doing it."""
+
+    code = "PW150"
+
+
+class UnsupportedError(ConfigError):
+    """A reference class or form that promptweave does not implement (named, never silently replaced)."""
+
+    code = "PW160"
+
+
+# -- data (reference dataset ids, paths and loader classes) --
+class DataNotFoundError(DataError):
+    """A dataset's files are not where the reference would put them; says where we looked and how to get them."""
+
+    code = "PW210"
+
+
+class LoaderError(DataError):
+    """A reference loader class is unknown, or its files do not have the layout it expects."""
+
+    code = "PW220"
+
+
+# -- evaluation (evaluators, postprocessors, LLM judges) --
+class EvaluationError(PromptweaveError):
+    """An evaluator or postprocessor is unknown or failed on the predictions."""
+
+    code = "PW600"
+
+
+class JudgeError(EvaluationError):
+    """An LLM-as-judge evaluator is misconfigured or its judge model failed."""
+
+    code = "PW610"
+
+
+# -- run (work dir, locking, row failures) --
+class RunError(PromptweaveError):
+    """A run could not proceed: the work dir is locked or unusable, or a task could not be executed."""
+
+    code = "PW700"
+
+
+class WorkdirLockedError(RunError):
+    """Another promptweave run holds the work dir's lock."""
+
+    code = "PW710"
+
+
+# -- report --
+class ReportError(PromptweaveError):
+    """A work dir cannot be turned into a report (missing or malformed results)."""
+
+    code = "PW800"
+
+
+# -- distributed execution --
+class DistributedError(RunError):
+    """The Ray executor could not start, join a cluster, or finish a shard within its retries."""
+
+    code = "PW900"
