@@ -4,6 +4,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -13,6 +15,46 @@ from promptweave.errors import DataError
 FILE_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                 ".parquet": "parquet"}
 HF_BUILDERS = {"json", "csv", "parquet", "text", "arrow"}
+
+# Data files may hold fields far larger than csv's 128 KiB default (whole documents, long contexts).
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_regular(path: Path | str, *, field: str | None = None) -> Path:
+    """Refuse at once anything but a regular file (``/dev/zero``, a FIFO, a folder): reading one would hang,
+    never end or fail deep inside a parser. ``stat`` never opens the path, so a FIFO cannot block here."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise DataError("data file not found", file=str(p), field=field) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the data file: {exc.strerror}", file=str(p), field=field) from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise DataError(f"is {kind}, not a data file", file=str(p), field=field,
+                        expected="a regular JSONL / JSON / CSV / Parquet file")
+    return p
+
+
+def read_text(path: Path | str, *, errors: str = "strict") -> str:
+    """A whole text file, UTF-8 with or without a byte-order mark; bad bytes are a typed error naming the line."""
+    p = check_regular(path)
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8-sig", errors=errors)
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DataError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", file=str(p),
+                        field=f"line {line}") from None
+
+
+def text_lines(path: Path | str, *, errors: str = "strict") -> list[str]:
+    """Lines of a text file as :func:`read_text` decodes them (``\\r\\n`` and ``\\n`` both end a line)."""
+    return read_text(path, errors=errors).splitlines()
 
 
 @dataclass
@@ -33,8 +75,7 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
     if fmt is None:
         raise DataError(f"unknown data file type {path.suffix!r}", file=str(path),
                         expected="one of " + ", ".join(sorted(FILE_FORMATS)))
-    if not path.is_file():
-        raise DataError("data file not found", file=str(path))
+    check_regular(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
     if fmt == "json":
@@ -46,29 +87,38 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
 
 def _read_jsonl(path: Path) -> Split:
     rows, where = [], []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
-                                field=f"line {lineno} column {exc.colno}") from None
-            if not isinstance(row, dict):
-                raise DataError("each line must be a JSON object", file=str(path), field=f"line {lineno}",
-                                value=row)
-            rows.append(row)
-            where.append(f"line {lineno}")
+    for lineno, line in enumerate(_jsonl_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
+                            field=f"line {lineno} column {exc.colno}") from None
+        except RecursionError:
+            raise DataError("JSON nested too deeply", file=str(path), field=f"line {lineno}") from None
+        if not isinstance(row, dict):
+            raise DataError("each line must be a JSON object", file=str(path), field=f"line {lineno}",
+                            value=row)
+        rows.append(row)
+        where.append(f"line {lineno}")
     return Split(rows, str(path), where)
+
+
+def _jsonl_lines(path: Path) -> list[str]:
+    # Only "\n" ends a JSONL record: str.splitlines would also split on U+2028 and friends, which JSON allows
+    # raw inside strings.
+    return read_text(path).split("\n")
 
 
 def _read_json(path: Path) -> Split | dict[str, Split]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
                         field=f"line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", file=str(path)) from None
     if isinstance(data, list):
         return _rows_of(data, str(path), "")
     if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
@@ -85,8 +135,10 @@ def _rows_of(items: list, file: str, prefix: str) -> Split:
 
 
 def _read_csv(path: Path, *, delimiter: str) -> Split:
+    import io
+
     rows, where = [], []
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         try:
             header = next(reader)
@@ -119,6 +171,7 @@ def _read_parquet(path: Path) -> Split:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the install
         raise DataError("reading Parquet needs pyarrow (pip install 'promptweave[data]')", file=str(path)) from None
+    check_regular(path)
     try:
         rows = pq.read_table(path).to_pylist()
     except Exception as exc:  # pyarrow raises several types for a bad file
@@ -131,7 +184,7 @@ def read_split_dir(path: Path) -> dict[str, Split] | None:
     found: dict[str, Split] = {}
     for child in sorted(path.iterdir()):
         fmt = FILE_FORMATS.get(child.suffix.lower())
-        if fmt is None or not child.is_file():
+        if fmt is None or child.is_dir():
             continue
         if child.stem in found:
             raise DataError(f"two files for split {child.stem!r}", file=str(child))

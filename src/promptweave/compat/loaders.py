@@ -1,0 +1,65 @@
+"""Reference dataset loader classes (the dataset dict's ``type=``) -> promptweave's native loaders.
+
+Each native loader reads the reference's on-disk layout and yields the same columns, splits and row
+transformations (``data/loaders/``, one module per family of layouts). A name not here is looked up in an
+installed reference's registry (``compat.bridge``), else it is a typed ``LoaderError``.
+"""
+from __future__ import annotations
+
+from promptweave.data.loaders import choice, code, generic, hub, math_qa, qa, text_gen
+
+LOADERS = {
+    # multiple choice
+    "MMLUDataset": choice.mmlu,
+    "CMMLUDataset": choice.cmmlu,
+    "CEvalDataset": choice.ceval,
+    "GPQADataset": choice.gpqa,
+    "ARCDataset": choice.arc,
+    "RaceDataset": choice.race,
+    "commonsenseqaDataset": choice.commonsenseqa,
+    "siqaDataset": choice.siqa,
+    "HellaswagDataset": choice.hellaswag,
+    "HellaswagDataset_V2": choice.hellaswag_v2,
+    "AGIEvalDataset_v2": choice.agieval_v2,
+    "MathBenchDataset": choice.mathbench,
+    "MMLUProDataset": choice.mmlu_pro,
+    "WikiBenchDataset": choice.wikibench,
+    # maths
+    "GSM8KDataset": math_qa.gsm8k,
+    "MATHDataset": math_qa.math,
+    "Aime2024Dataset": math_qa.aime2024,
+    "TheoremQADataset": math_qa.theoremqa,
+    "OlympiadBenchDataset": math_qa.olympiadbench,
+    # code
+    "HumanevalDataset": code.humaneval,
+    "MBPPDataset": code.mbpp,
+    "MBPPDatasetV2": code.mbpp_v2,
+    "SanitizedMBPPDataset": code.sanitized_mbpp,
+    # question answering
+    "BBHDataset": qa.bbh,
+    "CharmDataset": qa.charm,
+    "CMRCDataset": qa.squad_like,
+    "DRCDDataset": qa.squad_like,
+    "DropOpenAIDataset": qa.drop_openai,
+    "NaturalQuestionDataset": qa.natural_question,
+    "TriviaQADataset": qa.triviaqa,
+    "NQOpenDataset": qa.nq_open,
+    "TriviaQADatasetV2": qa.triviaqa_v2,
+    # plain rows and relabelled classifiers
+    "CustomDataset": generic.custom,
+    "JsonlDataset": generic.jsonl_rows,
+    "BoolQDatasetV2": generic.boolq_v2,
+    "CMNLIDataset": generic.cmnli,
+    "CMNLIDatasetV2": generic.cmnli_v2,
+    "IFEvalDataset": generic.ifeval,
+    "lambadaDataset": generic.lambada,
+    "Aime2025Dataset": generic.plain_jsonl,
+    "Aime2026Dataset": generic.plain_jsonl,
+    # datasets-library layouts
+    "HFDataset": hub.hf_dataset,
+    "HLEDataset": hub.hle,
+    # summarisation and exam papers
+    "XsumDataset": text_gen.xsum,
+    "LCSTSDataset": text_gen.lcsts,
+    "GaokaoBenchDataset": text_gen.gaokao_bench,
+}
