@@ -22,7 +22,7 @@ def site_root(package: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{package} is not installed")
-    return Path(list(spec.submodule_search_locations)[0]).parent
+    return Path(next(iter(spec.submodule_search_locations))).parent
 
 
 def _registered(tree: ast.AST) -> set[str]:

@@ -33,7 +33,7 @@ def read_mapping() -> tuple[dict[str, str], str]:
     spec = importlib.util.find_spec("opencompass")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("opencompass is not installed")
-    info = Path(list(spec.submodule_search_locations)[0]) / "utils" / "datasets_info.py"
+    info = Path(next(iter(spec.submodule_search_locations))) / "utils" / "datasets_info.py"
     tree = ast.parse(info.read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DATASETS_MAPPING"

@@ -3,4 +3,4 @@ from promptweave.data.loader import DatasetSplits, load_dataset
 from promptweave.data.reader import ReaderConfig, select_range
 from promptweave.errors import DataError
 
-__all__ = ["DatasetSplits", "load_dataset", "ReaderConfig", "select_range", "DataError"]
+__all__ = ["DataError", "DatasetSplits", "ReaderConfig", "load_dataset", "select_range"]

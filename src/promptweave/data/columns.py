@@ -7,8 +7,9 @@ reader even when ``reader_cfg`` does not list it.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 CONTENT_COLUMN = "content"  # AISBench's multimodal prompt column (see prompt/multimodal.py)
 

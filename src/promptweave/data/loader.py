@@ -1,15 +1,25 @@
 """``load_dataset``: an OpenCompass-shaped dataset dict -> train and test rows as the retriever sees them."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from promptweave.data.columns import CONTENT_COLUMN, TemplateColumns, template_columns
-from promptweave.data.loaders import load as run_loader, loader_name
+from promptweave.data.loaders import load as run_loader
+from promptweave.data.loaders import loader_name
 from promptweave.data.reader import ReaderConfig, select_range
-from promptweave.data.sources import (FILE_FORMATS, HF_BUILDERS, Split, is_hf_saved, read_file, read_hf_disk,
-                                      read_hf_named, read_split_dir)
+from promptweave.data.sources import (
+    FILE_FORMATS,
+    HF_BUILDERS,
+    Split,
+    is_hf_saved,
+    read_file,
+    read_hf_disk,
+    read_hf_named,
+    read_split_dir,
+)
 from promptweave.errors import DataError
 
 

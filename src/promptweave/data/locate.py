@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptweave.compat.data_ids import DATA_IDS
+from promptweave.data.sources import check_regular
 from promptweave.errors import DataNotFoundError
 
 COMPASS_ENV = "COMPASS_DATA_CACHE"
@@ -77,6 +78,8 @@ def locate(path: str, *, base_dir: Path | str | None = None, local_mode: bool = 
     rule, cands = candidates(path, base_dir=base_dir, local_mode=local_mode)
     for i, cand in enumerate(cands):
         if cand.exists():
+            if not cand.is_dir():
+                check_regular(cand, field=field)  # /dev/zero, a FIFO: refused before anything opens it
             return Located(cand, tuple(cands[:i]), rule)
     raise not_found(path, cands, rule, abbr=abbr, file=file, field=field, loader=loader)
 
@@ -118,4 +121,4 @@ def _aisbench_root() -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0]).parent
+    return Path(next(iter(spec.submodule_search_locations))).parent

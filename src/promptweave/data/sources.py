@@ -6,9 +6,10 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from promptweave.errors import DataError
 

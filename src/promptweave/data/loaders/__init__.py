@@ -7,9 +7,10 @@ ones its ``BaseDataset`` and runner consume (``type``, ``abbr``, ``reader_cfg``,
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits
 from promptweave.data.sources import Split
@@ -171,4 +172,4 @@ def _files(splits: Splits) -> str:
     return ", ".join(dict.fromkeys(s.file for s in splits.values()))
 
 
-__all__ = ["LoadContext", "LoaderChoice", "Loaded", "NATIVE", "BRIDGE", "check", "choose", "load", "loader_name"]
+__all__ = ["BRIDGE", "NATIVE", "LoadContext", "Loaded", "LoaderChoice", "check", "choose", "load", "loader_name"]

@@ -5,9 +5,10 @@ import ast
 import csv
 import io
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from promptweave.data.locate import Located, locate
 from promptweave.data.sources import Split, check_regular, read_text
@@ -60,7 +61,8 @@ class LoadContext:
         if not p.exists():
             who = f"dataset {self.abbr!r}: " if self.abbr else ""
             raise LoaderError(f"{who}{self.loader} expects {'/'.join(parts)} inside {root} (its on-disk layout); "
-                              "it is missing", file=str(p), field=self.file and f"in {self.file}",
+                              "it is missing" + (f" (config {self.file})" if self.file else ""), file=str(p),
+                              field="path",
                               expected="the reference's dataset files, as unpacked")
         return p
 

@@ -6,7 +6,14 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, csv_records, jsonl, need, rows
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    csv_records,
+    jsonl,
+    need,
+    rows,
+)
 from promptweave.data.loaders.hub import read_folder
 from promptweave.data.sources import Split
 
@@ -302,5 +309,20 @@ def mmlu_pro(ctx: LoadContext, path: str, category: str) -> Splits:
     return out if isinstance(got, dict) else out["train"]
 
 
-__all__ = ["mmlu", "cmmlu", "ceval", "gpqa", "arc", "race", "commonsenseqa", "siqa", "hellaswag", "hellaswag_v2",
-           "agieval_v2", "mathbench", "mmlu_pro", "wikibench", "Split"]
+__all__ = [
+    "Split",
+    "agieval_v2",
+    "arc",
+    "ceval",
+    "cmmlu",
+    "commonsenseqa",
+    "gpqa",
+    "hellaswag",
+    "hellaswag_v2",
+    "mathbench",
+    "mmlu",
+    "mmlu_pro",
+    "race",
+    "siqa",
+    "wikibench",
+]

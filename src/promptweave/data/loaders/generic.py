@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptweave.data.loaders.base import LoadContext, Splits, csv_records, jsonl, need, rows
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    csv_records,
+    jsonl,
+    need,
+    rows,
+)
 
 
 def custom(ctx: LoadContext, path: str, file_name: str | None = None, local_mode: bool = False) -> Splits:

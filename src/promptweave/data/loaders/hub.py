@@ -7,8 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits
-from promptweave.data.sources import (FILE_FORMATS, HF_BUILDERS, Split, is_hf_saved, read_file, read_hf_disk,
-                                      read_hf_named, read_split_dir)
+from promptweave.data.sources import (
+    FILE_FORMATS,
+    HF_BUILDERS,
+    Split,
+    is_hf_saved,
+    read_file,
+    read_hf_disk,
+    read_hf_named,
+    read_split_dir,
+)
 from promptweave.errors import DataError
 
 
@@ -32,7 +40,7 @@ def hf_dataset(ctx: LoadContext, path: str | None = None, name: str | None = Non
     """OpenCompass's ``HFDataset``: ``datasets.load_dataset(**kwargs)`` with ``data_files`` resolved as a local
     path under the data cache (``local_mode``)."""
     if kwargs:
-        bad = sorted(kwargs)[0]
+        bad = min(kwargs)
         raise ctx.fail(f"HFDataset argument {bad!r} is not supported natively (offline, local data only)",
                        where=bad, value=kwargs[bad])
     if path is None:

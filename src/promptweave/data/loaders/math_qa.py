@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need, rows
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    json_file,
+    jsonl,
+    need,
+    rows,
+)
 from promptweave.data.sources import Split, read_hf_named
 
 

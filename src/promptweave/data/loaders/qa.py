@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptweave.data.loaders.base import (LoadContext, Splits, csv_records, json_file, jsonl, need, python_literal,
-                                           rows)
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    csv_records,
+    json_file,
+    jsonl,
+    need,
+    python_literal,
+    rows,
+)
 
 
 def _examples(ctx: LoadContext, f: Path) -> Splits:

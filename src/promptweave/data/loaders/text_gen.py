@@ -1,7 +1,14 @@
 """Summarisation and exam-paper sets: XSum JSONL, LCSTS's parallel text files, GAOKAO-Bench JSON papers."""
 from __future__ import annotations
 
-from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need, rows
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    json_file,
+    jsonl,
+    need,
+    rows,
+)
 from promptweave.data.sources import text_lines
 
 
