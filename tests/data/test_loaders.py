@@ -224,3 +224,43 @@ def test_missing_member_file_names_the_layout(cache):
 def test_context_finds_ids(cache):
     layouts.gsm8k(cache, [("q", "a")])
     assert LoadContext("X", file="f.py").find("opencompass/gsm8k") == cache / "data" / "gsm8k"
+
+
+def test_chembench_json_layout(cache):
+    for split in ("dev", "test"):
+        p = cache / "data" / "ChemBench" / split / "Name_Conversion_benchmark.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps([{"question": "Q", "A": "a", "B": "b", "C": "c", "D": "d", "answer": "D"}]))
+    got = _load({"type": "ChemBenchDataset", "path": "opencompass/ChemBench", "name": "Name_Conversion"}, cache)
+    assert got["test"].rows == [{"input": "Q", "A": "a", "B": "b", "C": "c", "D": "d", "target": "D"}]
+
+
+def test_lc_difficulty_filter_and_split(cache):
+    layouts.plain_jsonl(cache, "lc.jsonl", [{"Contest id": i, "test_list": [f"t{i}"], "Difficulty": d}
+                                            for i, d in enumerate("EEEEEEHE")])
+    got = _load({"type": "LCDataset", "path": str(cache / "lc.jsonl"), "difficulty": "E"}, cache)
+    assert [r["Contest id"] for r in got["train"].rows] == [0, 1, 2, 3, 4]
+    assert [r["Contest id"] for r in got["test"].rows] == [5, 7]
+    assert got["test"].rows[0]["test_column"] == {"test_list_2": "t5", "task_id": 5}
+
+
+def test_hf_dataset_json_builder_over_local_files_and_cluewsc(cache):
+    layouts.plain_jsonl(cache, "data/FewCLUE/cluewsc/dev_few_all.json",
+                        [{"text": "小明说他饿了", "label": "true",
+                          "target": {"span1_text": "小明", "span2_text": "他", "span2_index": 3}}])
+    cfg = {"type": "CluewscDataset", "path": "json", "data_files": "./data/FewCLUE/cluewsc/dev_few_all.json",
+           "split": "train"}
+    got = _load(cfg, cache)
+    assert got.rows[0]["new_text"] == "小明说小明饿了" and got.rows[0]["answer"] == 1
+    assert got.rows[0]["span1"] == "小明" and "target" not in got.rows[0]
+    plain = _load({**cfg, "type": "HFDataset"}, cache)
+    assert plain.rows[0]["target"]["span2_index"] == 3
+
+
+def test_fofo_judge_fields(cache):
+    p = cache / "data" / "subjective" / "fofo" / "fofo_test_prompts_cn.json"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps([{"instruction": "写", "id": 1, "domain": "d", "sub_domain": "s", "format": "f",
+                              "format_type": "t"}]), encoding="utf-8")
+    got = _load({"type": "FofoDataset", "path": "./data/subjective/fofo", "name": "fofo_test_prompts_cn"}, cache)
+    assert got.rows[0]["question"] == "写" and got.rows[0]["judge"]["lan"] == "cn"

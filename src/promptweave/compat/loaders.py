@@ -6,7 +6,16 @@ installed reference's registry (``compat.bridge``), else it is a typed ``LoaderE
 """
 from __future__ import annotations
 
-from promptweave.data.loaders import choice, code, generic, hub, math_qa, qa, text_gen
+from promptweave.data.loaders import (
+    choice,
+    code,
+    generic,
+    hub,
+    math_qa,
+    qa,
+    subjective,
+    text_gen,
+)
 
 LOADERS = {
     # multiple choice
@@ -24,6 +33,9 @@ LOADERS = {
     "MathBenchDataset": choice.mathbench,
     "MMLUProDataset": choice.mmlu_pro,
     "WikiBenchDataset": choice.wikibench,
+    "MMLUArabicDataset": choice.mmlu_arabic,
+    "ChemBenchDataset": choice.chembench,
+    "Earth_Silver_MCQDataset": choice.earth_silver_mcq,
     # maths
     "GSM8KDataset": math_qa.gsm8k,
     "MATHDataset": math_qa.math,
@@ -35,6 +47,7 @@ LOADERS = {
     "MBPPDataset": code.mbpp,
     "MBPPDatasetV2": code.mbpp_v2,
     "SanitizedMBPPDataset": code.sanitized_mbpp,
+    "LCDataset": code.lc,
     # question answering
     "BBHDataset": qa.bbh,
     "CharmDataset": qa.charm,
@@ -58,6 +71,14 @@ LOADERS = {
     # datasets-library layouts
     "HFDataset": hub.hf_dataset,
     "HLEDataset": hub.hle,
+    "IWSLT2017Dataset": hub.iwslt2017,
+    "CluewscDataset": hub.cluewsc,
+    "OlymMATHDataset": hub.olymmath,
+    "SmolInstructDataset": hub.smolinstruct,
+    "MRCRDataset": hub.mrcr,
+    # open-ended sets judged by an LLM
+    "FofoDataset": subjective.fofo,
+    "SubjectiveCmpDataset": subjective.subjective_cmp,
     # summarisation and exam papers
     "XsumDataset": text_gen.xsum,
     "LCSTSDataset": text_gen.lcsts,

@@ -10,6 +10,7 @@ from promptweave.data.loaders.base import (
     LoadContext,
     Splits,
     csv_records,
+    json_file,
     jsonl,
     need,
     rows,
@@ -28,13 +29,50 @@ def _fields(ctx: LoadContext, rec: list[str], n: int, file: Path, where: str) ->
 
 def mmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
     """``<path>/{dev,test}/<name>_<split>.csv``, no header: question, A-D, answer letter."""
-    root = ctx.find(path)
+    return _mmlu_csv(ctx, ctx.find(path), name)
+
+
+def _mmlu_csv(ctx: LoadContext, root: Path, name: str) -> Splits:
     out = {}
     for split in ("dev", "test"):
         f = ctx.member(root, split, f"{name}_{split}.csv")
         out[split] = rows(((loc, dict(zip(("input", "A", "B", "C", "D", "target"), _fields(ctx, r, 6, f, loc))))
                            for loc, r in csv_records(f)), f)
     return out
+
+
+def mmlu_arabic(ctx: LoadContext, path: str, name: str) -> Splits:
+    """MMLU's layout found as a local path (``local_mode``)."""
+    return _mmlu_csv(ctx, ctx.find(path, local_mode=True), name)
+
+
+def chembench(ctx: LoadContext, path: str, name: str) -> Splits:
+    """``<path>/{dev,test}/<name>_benchmark.json``: lists of {question, A-D, answer} -> input, A-D, target."""
+    root = ctx.find(path)
+    out = {}
+    for split in ("dev", "test"):
+        f = ctx.member(root, split, f"{name}_benchmark.json")
+        data = json_file(f)
+        if not isinstance(data, list):
+            raise ctx.fail("expected a JSON list of questions", file=f)
+        items = []
+        for i, item in enumerate(data):
+            need(ctx, item, ("question", "A", "B", "C", "D", "answer"), file=f, where=f"[{i}]")
+            items.append((f"[{i}]", {"input": item["question"], **{k: item[k] for k in ABCD},
+                                     "target": item["answer"]}))
+        out[split] = rows(items, f)
+    return out
+
+
+def earth_silver_mcq(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
+    """The ``multiple_choice`` split of the Earth-Silver dataset (question, answer kept as they are)."""
+    if prompt_mode != "zero-shot":
+        raise ctx.fail("only prompt_mode='zero-shot' exists (the reference has no few-shot form either)",
+                       where="prompt_mode", value=prompt_mode)
+    got = read_folder(ctx, ctx.find(path))
+    if not isinstance(got, dict) or "multiple_choice" not in got:
+        raise ctx.fail("the dataset needs a 'multiple_choice' split", file=ctx.find(path))
+    return got["multiple_choice"]
 
 
 def cmmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:

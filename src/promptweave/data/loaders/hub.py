@@ -102,3 +102,92 @@ def hle(ctx: LoadContext, path: str, category: str | None = None) -> Splits:
     out = dict(got)
     out["train"] = out["test"] = Split(items, part.file, where)
     return out
+
+
+def _one(ctx: LoadContext, got: Splits, split: str) -> Split:
+    if isinstance(got, Split):
+        return got
+    if split not in got:
+        raise ctx.fail(f"the dataset has no {split!r} split", value=sorted(got))
+    return got[split]
+
+
+def _map(got: Splits, fn) -> Splits:
+    def one(part: Split) -> Split:
+        return Split([fn(dict(r)) for r in part.rows], part.file, list(part.where))
+
+    return one(got) if isinstance(got, Split) else {k: one(v) for k, v in got.items()}
+
+
+def iwslt2017(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """``load_dataset(**kwargs)`` with each row's ``translation`` dict spread into columns (and dropped)."""
+    got = hf_dataset(ctx, **kwargs)
+
+    def spread(row: dict[str, Any]) -> dict[str, Any]:
+        tr = row.pop("translation", None) or {}
+        return {**row, **tr}
+
+    return _map(got, spread)
+
+
+def cluewsc(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """CLUEWSC: the pronoun (``span2_index``) replaced by its referent in ``new_text``; ``answer`` 1/0 from
+    ``label``; ``span1`` / ``span2`` taken out of ``target``."""
+    got = hf_dataset(ctx, **kwargs)
+
+    def prep(row: dict[str, Any]) -> dict[str, Any]:
+        target = row.pop("target", None) or {}
+        chars = list(row.get("text", ""))
+        idx = target.get("span2_index")
+        if isinstance(idx, int) and 0 <= idx < len(chars):
+            chars[idx] = target.get("span1_text", "")
+        row["new_text"] = "".join(chars)
+        row["answer"] = 1 if row.get("label") == "true" else 0
+        row["span1"], row["span2"] = target.get("span1_text"), target.get("span2_text")
+        return row
+
+    return _map(got, prep)
+
+
+def olymmath(ctx: LoadContext, path: str, subset: str) -> Splits:
+    """``load_dataset(path, subset)`` from a local folder or the local Hugging Face cache."""
+    return hf_dataset(ctx, path=path, name=subset)
+
+
+def smolinstruct(ctx: LoadContext, path: str, name: str, mini_set: bool = False) -> Splits:
+    """Rows of one ``task`` from the validation and test splits; ``mini_set`` samples 500 test rows with the
+    reference's seed (1024)."""
+    import random
+
+    got = read_folder(ctx, ctx.find(path)) if _local(path) else read_hf_named(path)
+    out = {}
+    for split in ("validation", "test"):
+        part = _one(ctx, got, split)
+        picked = [(part.locate(i), r) for i, r in enumerate(part.rows) if r.get("task") == name]
+        if mini_set and split == "test":
+            picked = random.Random(1024).sample(picked, min(500, len(picked)))
+        out[split] = Split([r for _, r in picked], part.file, [w for w, _ in picked])
+    return out
+
+
+def mrcr(ctx: LoadContext, path: str = "giulio98/MRCR_v2_common", subset: str = "2needle_in_4096_8192",
+         **_: Any) -> Splits:
+    """MRCR test rows: context, question and ``gold`` (JSON of the first answer and the hash prefix that the
+    question asks to prepend)."""
+    import json
+    import re
+
+    got = hf_dataset(ctx, path=path, name=subset, split="test")
+    assert isinstance(got, Split)
+    out = []
+    for row in got.rows:
+        m = re.search(r"Prepend\s+(\S+)\s+to", row.get("question", ""))
+        out.append({"context": row.get("context"), "question": row.get("question"),
+                    "gold": json.dumps({"answer": row["answers"][0], "prefix": m.group(1) if m else ""})})
+    return Split(out, got.file, list(got.where))
+
+
+def _local(path: str) -> bool:
+    from promptweave.data.locate import is_data_id
+
+    return is_data_id(path) or path.startswith((".", "/", "~")) or Path(path).suffix.lower() in FILE_FORMATS
