@@ -91,9 +91,9 @@ def check_args(choice: LoaderChoice, args: Mapping[str, Any], *, file: str | Non
             if key not in accepted:
                 raise LoaderError(f"{choice.name} takes no argument {key!r}", file=file, field=key,
                                   value=args[key], expected="one of " + ", ".join(sorted(accepted)))
+    variadic = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
     for p in params:
-        if p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD \
-                and p.name not in args:
+        if p.default is inspect.Parameter.empty and p.kind not in variadic and p.name not in args:
             raise LoaderError(f"{choice.name} needs {p.name}=", file=file, field=p.name)
 
 
