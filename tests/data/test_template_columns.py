@@ -57,3 +57,34 @@ def test_aisbench_multimodal_config_as_shipped_builds_prompts(tmp_path):
     prompt = PromptBuilder(spec, open_model(cfg, 0)).build(0)
     text = json.dumps(prompt if not hasattr(prompt, "prompt") else prompt.prompt, default=str)
     assert "file:///imgs/1.jpg" in text and "What is written? Answer the question" in text
+
+
+def test_shipped_aisbench_textvqa_config_with_native_loader(tmp_path, monkeypatch):
+    """textvqa_gen.py as shipped: TEXTVQADataset reads ais_bench/datasets/... from the working directory."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ais_bench")
+    if spec is None:
+        import pytest
+
+        pytest.skip("ais_bench's config tree is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AIS_BENCH_DATASETS_CACHE", raising=False)
+    d = tmp_path / "ais_bench" / "datasets" / "textvqa" / "textvqa_json"
+    d.mkdir(parents=True)
+    (d / "textvqa_val.jsonl").write_text(json.dumps({"question_id": 7, "question": "What brand?",
+                                                     "image": "/imgs/7.jpg"}) + "\n", encoding="utf-8")
+    (d / "textvqa_val_annotations.json").write_text(json.dumps({"annotations": [
+        {"question_id": 7, "answers": [{"answer": "nokia"}]}]}), encoding="utf-8")
+    (tmp_path / "eval.py").write_text(
+        "from mmengine.config import read_base\n"
+        "with read_base():\n"
+        "    from ais_bench.benchmark.configs.datasets.textvqa.textvqa_gen import textvqa_datasets\n"
+        "datasets = textvqa_datasets\n"
+        + AIS_MM_CONFIG.split("models = ")[1].join(["models = ", ""]), encoding="utf-8")
+    cfg = load_config(tmp_path / "eval.py")
+    spec_ = open_dataset(cfg, 0)
+    assert spec_.test[0]["answer"] == [{"answer": "nokia"}]
+    prompt = PromptBuilder(spec_, open_model(cfg, 0)).build(0)
+    text = json.dumps(prompt if not hasattr(prompt, "prompt") else prompt.prompt, default=str)
+    assert "file:///imgs/7.jpg" in text and "What brand? Answer the question using a single word" in text

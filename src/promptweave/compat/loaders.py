@@ -12,6 +12,7 @@ from promptweave.data.loaders import (
     generic,
     hub,
     math_qa,
+    multimodal,
     qa,
     subjective,
     text_gen,
@@ -76,6 +77,9 @@ LOADERS = {
     "OlymMATHDataset": hub.olymmath,
     "SmolInstructDataset": hub.smolinstruct,
     "MRCRDataset": hub.mrcr,
+    # AISBench multimodal (rows with a content column)
+    "TEXTVQADataset": multimodal.textvqa,
+    "MMCustomDataset": multimodal.mm_custom,
     # open-ended sets judged by an LLM
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,
