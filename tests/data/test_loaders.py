@@ -264,3 +264,18 @@ def test_fofo_judge_fields(cache):
                               "format_type": "t"}]), encoding="utf-8")
     got = _load({"type": "FofoDataset", "path": "./data/subjective/fofo", "name": "fofo_test_prompts_cn"}, cache)
     assert got.rows[0]["question"] == "写" and got.rows[0]["judge"]["lan"] == "cn"
+
+
+def test_siqa_v2_and_piqa_v2_label_files(cache):
+    d = cache / "data" / "siqa"
+    d.mkdir(parents=True)
+    for stem in ("train", "dev"):
+        (d / f"{stem}.jsonl").write_text(json.dumps({"context": "c", "question": "q", "answerA": "a",
+                                                     "answerB": "b", "answerC": "c"}) + "\n", encoding="utf-8")
+        (d / f"{stem}-labels.lst").write_text("2\n", encoding="utf-8")
+    v1 = _load({"type": "siqaDataset", "path": "opencompass/siqa"}, cache)
+    v2 = _load({"type": "siqaDataset_V2", "path": "opencompass/siqa"}, cache)
+    assert v1["validation"].rows[0]["label"] == 2
+    assert v2["validation"].rows[0]["label"] == "B"
+    assert v2["validation"].rows[0]["all_labels"]["candidates"][1] == ["B. b", "B", "b"]
+    assert v2["validation"].rows[0]["all_labels"]["label"] == 1

@@ -190,25 +190,64 @@ def commonsenseqa(ctx: LoadContext, path: str) -> Splits:
     return out
 
 
+def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple[str, dict[str, Any], int]]]:
+    """``<stem>.jsonl`` beside ``<stem>-labels.lst`` (one integer label per line), zipped."""
+    data_f, label_f = ctx.member(root, f"{stem}.jsonl"), ctx.member(root, f"{stem}-labels.lst")
+    data = jsonl(data_f)
+    labels = [ln for ln in _lines(label_f) if ln.strip()]
+    if len(data) != len(labels):
+        raise ctx.fail(f"{len(data)} questions but {len(labels)} labels", file=label_f)
+    out = []
+    for (loc, item), label in zip(data, labels):
+        try:
+            value = int(label.strip())
+        except ValueError:
+            raise ctx.fail("a label must be an integer", file=label_f, value=label) from None
+        out.append((loc, dict(need(ctx, item, (), file=data_f, where=loc)), value))
+    return data_f, out
+
+
 def siqa(ctx: LoadContext, path: str) -> Splits:
     """``{train,dev}.jsonl`` with labels one per line in ``{train,dev}-labels.lst`` (dev -> validation)."""
     root = ctx.find(path)
     out = {}
     for split, stem in (("train", "train"), ("validation", "dev")):
-        data_f, label_f = ctx.member(root, f"{stem}.jsonl"), ctx.member(root, f"{stem}-labels.lst")
-        data = jsonl(data_f)
-        labels = [ln for ln in _lines(label_f) if ln.strip()]
-        if len(data) != len(labels):
-            raise ctx.fail(f"{len(data)} questions but {len(labels)} labels", file=label_f)
-        items = []
-        for (loc, item), label in zip(data, labels):
-            row = dict(need(ctx, item, (), file=data_f, where=loc))
-            try:
-                row["label"] = int(label.strip())
-            except ValueError:
-                raise ctx.fail("a label must be an integer", file=label_f, value=label) from None
-            items.append((loc, row))
-        out[split] = rows(items, data_f)
+        f, items = _labelled(ctx, root, stem)
+        out[split] = rows(((loc, {**row, "label": label}) for loc, row, label in items), f)
+    return out
+
+
+def siqa_v2(ctx: LoadContext, path: str) -> Splits:
+    """As siqaDataset, the label as a letter (1-3 -> A-C) and ``all_labels`` listing the lettered candidates."""
+    root = ctx.find(path)
+    out = {}
+    for split, stem in (("train", "train"), ("validation", "dev")):
+        f, items = _labelled(ctx, root, stem)
+        conv = []
+        for loc, row, label in items:
+            need(ctx, row, ("answerA", "answerB", "answerC"), file=f, where=loc)
+            if not 1 <= label <= 3:
+                raise ctx.fail("a SIQA label must be 1, 2 or 3", file=f, where=loc, value=label)
+            row["all_labels"] = {"candidates": [[f"{k}. {row['answer' + k]}", k, row["answer" + k]] for k in "ABC"],
+                                 "label": label - 1}
+            row["label"] = " ABC"[label]
+            conv.append((loc, row))
+        out[split] = rows(conv, f)
+    return out
+
+
+def piqa_v2(ctx: LoadContext, path: str) -> Splits:
+    """``{train,dev}.jsonl`` + labels: ``answer`` A/B (NULL for a negative label), ``id`` dropped."""
+    root = ctx.find(path)
+    out = {}
+    for split, stem in (("train", "train"), ("validation", "dev")):
+        f, items = _labelled(ctx, root, stem)
+        conv = []
+        for loc, row, label in items:
+            row["answer"] = "NULL" if label < 0 else "AB"[label]
+            row.pop("id", None)
+            conv.append((loc, row))
+        out[split] = rows(conv, f)
     return out
 
 

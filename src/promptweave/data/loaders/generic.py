@@ -93,3 +93,17 @@ def ifeval(ctx: LoadContext, path: str) -> Splits:
         need(ctx, tmp, ("prompt",), file=f, where=loc)
         items.append((loc, {"prompt": tmp["prompt"], "reference": tmp}))
     return rows(items, f)
+
+
+def mgsm(ctx: LoadContext, path: str) -> Splits:
+    """A TSV-like text file of ``question<TAB>answer`` lines."""
+    from promptweave.data.sources import text_lines
+
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for i, line in enumerate(text_lines(f), 1):
+        parts = line.strip().split("\t")
+        if len(parts) != 2:
+            raise ctx.fail("expected question TAB answer", file=f, where=f"line {i}", value=len(parts))
+        items.append((f"line {i}", {"question": parts[0], "answer": parts[1]}))
+    return rows(items, f)

@@ -191,3 +191,15 @@ def _local(path: str) -> bool:
     from promptweave.data.locate import is_data_id
 
     return is_data_id(path) or path.startswith((".", "/", "~")) or Path(path).suffix.lower() in FILE_FORMATS
+
+
+def chid(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """CHID: ``content<i>`` = the passage with ``#idiom#`` replaced by candidate i."""
+    got = hf_dataset(ctx, **kwargs)
+
+    def prep(row: dict[str, Any]) -> dict[str, Any]:
+        for i, c in enumerate(row.get("candidates") or []):
+            row[f"content{i}"] = str(row.get("content", "")).replace("#idiom#", c)
+        return row
+
+    return _map(got, prep)
