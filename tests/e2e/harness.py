@@ -24,7 +24,7 @@ MARK = re.compile(r"\[q(\d+)\]")
 EVAL = '''from mmengine.config import read_base
 
 with read_base():
-    from opencompass.configs.datasets.{module} import {name}
+    from {package}.{module} import {name}
 
 datasets = {select}
 models = [
@@ -47,10 +47,15 @@ def by_marker(replies: dict[int, str], default: str = "I do not know.") -> Calla
     return answer
 
 
+OPENCOMPASS = "opencompass.configs.datasets"
+AISBENCH = "ais_bench.benchmark.configs.datasets"
+
+
 def run_config(tmp: Path, url: str, module: str, name: str, select: str | None = None,
-               extra: tuple[str, ...] = ()) -> tuple[Any, Path]:
+               extra: tuple[str, ...] = (), package: str = OPENCOMPASS) -> tuple[Any, Path]:
     cfg = tmp / "eval_e2e.py"
-    cfg.write_text(EVAL.format(module=module, name=name, select=select or name, url=url), encoding="utf-8")
+    cfg.write_text(EVAL.format(package=package, module=module, name=name, select=select or name, url=url),
+                   encoding="utf-8")
     work = tmp / "work"
     res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(work), "--no-progress", *extra])
     return res, work
