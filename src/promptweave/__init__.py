@@ -13,6 +13,8 @@ Typical use::
     print(builder.build(0).rendered)
 """
 from promptweave.config import Config, load_config, open_dataset, open_model
+from promptweave.data import DatasetSplits, check_loader, load_dataset
+from promptweave.data import locate as locate_data
 from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig
 from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateError, ModelError, PromptweaveError,
                                 PromptweaveWarning, RetrieverError, RoleError, TemplateError)
@@ -34,4 +36,5 @@ __all__ = [
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
+    "DatasetSplits", "load_dataset", "check_loader", "locate_data",
 ]

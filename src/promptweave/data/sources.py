@@ -175,7 +175,7 @@ def _read_parquet(path: Path) -> Split:
     check_regular(path)
     try:
         rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises several types for a bad file
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise DataError(f"unreadable Parquet file: {exc}", file=str(path)) from None
     return Split(rows, str(path), [f"row {i}" for i in range(len(rows))])
 
@@ -206,7 +206,7 @@ def read_hf_disk(path: Path) -> Split | dict[str, Split]:
     datasets = _datasets(str(path))
     try:
         ds = datasets.load_from_disk(str(path))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - datasets raises many types for a bad folder
         raise DataError(f"cannot load the saved dataset: {exc}", file=str(path)) from None
     return _from_hf(ds, str(path))
 
@@ -230,7 +230,7 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
         if cache_dir is not None:
             kw["cache_dir"] = cache_dir
         ds = datasets.load_dataset(name, **kw)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - datasets raises many types for a missing dataset
         raise DataError(f"cannot load dataset {name!r} offline from the local cache: {exc}", file=name,
                         expected="a local file or folder, or a dataset already in the Hugging Face cache") from None
     finally:

@@ -7,7 +7,9 @@ ones its ``BaseDataset`` and runner consume (``type``, ``abbr``, ``reader_cfg``,
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +137,8 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
                 raise
             # a hub dataset name: the reference loads it from the local Hugging Face cache (offline)
     try:
-        got = choice.fn.load(**args)
+        with _offline():
+            got = choice.fn.load(**args)
     except DataError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure inside the reference's code becomes a typed error
@@ -150,6 +153,22 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     except Exception as exc:  # noqa: BLE001
         raise LoaderError(f"the reference loader {choice.name} returned {type(got).__name__}, not a dataset: "
                           f"{exc}", file=ctx.file, field="type") from None
+
+
+@contextmanager
+def _offline() -> Iterator[None]:
+    """The Hugging Face hub and datasets switched to offline for the reference's own loading code."""
+    keys = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+    old = {k: os.environ.get(k) for k in keys}
+    os.environ.update({k: "1" for k in keys})
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _repeat(splits: Splits, n: Any, file: str | None) -> Splits:
