@@ -279,3 +279,16 @@ def test_siqa_v2_and_piqa_v2_label_files(cache):
     assert v2["validation"].rows[0]["label"] == "B"
     assert v2["validation"].rows[0]["all_labels"]["candidates"][1] == ["B. b", "B", "b"]
     assert v2["validation"].rows[0]["all_labels"]["label"] == 1
+
+
+def test_a_reference_loader_whose_package_is_unusable_says_so(monkeypatch):
+    import importlib.util
+
+    import promptweave.compat.bridge as bridge
+
+    if importlib.util.find_spec("opencompass") is None:
+        pytest.skip("opencompass is not installed")
+    monkeypatch.setattr(bridge, "reference_class", lambda family, name: None)  # as here: its deps are missing
+    with pytest.raises(LoaderError) as err:
+        check({"type": "NeedleBenchMultiDataset", "path": "x"}, file="cfg.py")
+    assert "the installed opencompass registers it" in str(err.value) and "cfg.py" in str(err.value)

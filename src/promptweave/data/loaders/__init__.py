@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +74,56 @@ def choose(name: str, *, file: str | None = None) -> LoaderChoice:
     if found is not None:
         package, cls = found
         return LoaderChoice(name, BRIDGE, cls, package)
+    owner = registered_in_source(name)
+    if owner is not None:
+        raise LoaderError(f"dataset loader {name!r} has no native implementation; the installed {owner} registers "
+                          f"it, but {owner}'s registry cannot be imported here (its dependencies are missing)",
+                          file=file, field="type", value=name,
+                          expected=f"{owner} installed with its dependencies (pip install {owner}), or the data "
+                          "converted to JSONL and named with path= and no type=")
     raise LoaderError(f"dataset loader {name!r} has no native implementation and no installed reference "
                       "(opencompass / ais_bench) registers it", file=file, field="type", value=name,
                       expected="one of the native loaders (see README 'Data sources'), or install the reference "
                       "package that defines it, or convert the data to JSONL and give path= without type=")
+
+
+_SOURCES = (("opencompass", "datasets"), ("ais_bench", "benchmark/datasets"))
+
+
+def registered_in_source(name: str) -> str | None:
+    """The installed reference whose source registers loader ``name`` (read, never imported), or None."""
+    for package, names in _registered_names().items():
+        if name in names:
+            return package
+    return None
+
+
+@lru_cache(maxsize=1)
+def _registered_names() -> dict[str, frozenset[str]]:
+    import ast
+    import importlib.util
+
+    out: dict[str, frozenset[str]] = {}
+    for package, sub in _SOURCES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations))) / sub
+        found: set[str] = set()
+        for f in root.rglob("*.py"):
+            try:
+                tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
+            except (SyntaxError, ValueError, OSError, RecursionError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and any("LOAD_DATASET" in ast.unparse(d)
+                                                          for d in node.decorator_list):
+                    found.add(node.name)
+        out[package] = frozenset(found)
+    return out
 
 
 def check_args(choice: LoaderChoice, args: Mapping[str, Any], *, file: str | None = None) -> None:
