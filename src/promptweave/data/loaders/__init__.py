@@ -102,6 +102,7 @@ def registered_in_source(name: str) -> str | None:
 def _registered_names() -> dict[str, frozenset[str]]:
     import ast
     import importlib.util
+    import warnings
 
     out: dict[str, frozenset[str]] = {}
     for package, sub in _SOURCES:
@@ -115,7 +116,9 @@ def _registered_names() -> dict[str, frozenset[str]]:
         found: set[str] = set()
         for f in root.rglob("*.py"):
             try:
-                tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
+                with warnings.catch_warnings():  # the references' sources hold invalid escapes
+                    warnings.simplefilter("ignore")
+                    tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
             except (SyntaxError, ValueError, OSError, RecursionError):
                 continue
             for node in ast.walk(tree):
