@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,11 +99,13 @@ def registered_in_source(name: str) -> str | None:
     return None
 
 
+# a registration decorator (possibly among others) right before the class it registers
+_REGISTERED = re.compile(r"@LOAD_DATASET\.register_module\([^)]*\)\s*\n(?:\s*@[^\n]*\n)*\s*class\s+(\w+)")
+
+
 @lru_cache(maxsize=1)
 def _registered_names() -> dict[str, frozenset[str]]:
-    import ast
     import importlib.util
-    import warnings
 
     out: dict[str, frozenset[str]] = {}
     for package, sub in _SOURCES:
@@ -116,15 +119,9 @@ def _registered_names() -> dict[str, frozenset[str]]:
         found: set[str] = set()
         for f in root.rglob("*.py"):
             try:
-                with warnings.catch_warnings():  # the references' sources hold invalid escapes
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"))
-            except (SyntaxError, ValueError, OSError, RecursionError):
+                found.update(_REGISTERED.findall(f.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
                 continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef) and any("LOAD_DATASET" in ast.unparse(d)
-                                                          for d in node.decorator_list):
-                    found.add(node.name)
         out[package] = frozenset(found)
     return out
 
