@@ -120,3 +120,15 @@ def test_csv_round_trips_any_text(tmp_path, cells, bom):
     (tmp_path / "d.csv").write_bytes((b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8"))
     got = read_file(tmp_path / "d.csv")
     assert got.rows == [dict(zip(["q", "a"], r)) for r in cells]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.text(max_size=40), typed=st.booleans())
+def test_any_path_in_a_dataset_config_gives_rows_or_a_typed_error(tmp_path, path, typed):
+    cfg = {"path": path, "reader_cfg": READER}
+    if typed:
+        cfg["type"] = "CustomDataset"
+    try:
+        load_dataset(cfg, base_dir=tmp_path)
+    except PromptweaveError as exc:
+        assert exc.code.startswith("PW2")

@@ -292,3 +292,24 @@ def test_a_reference_loader_whose_package_is_unusable_says_so(monkeypatch):
     with pytest.raises(LoaderError) as err:
         check({"type": "NeedleBenchMultiDataset", "path": "x"}, file="cfg.py")
     assert "the installed opencompass registers it" in str(err.value) and "cfg.py" in str(err.value)
+
+
+def test_any_loader_argument_values_give_rows_or_a_typed_error(cache):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from promptweave.errors import PromptweaveError
+
+    layouts.mmlu(cache, "anatomy", [["Q", "a", "b", "c", "d", "A"]])
+    values = st.one_of(st.text(max_size=20), st.integers(), st.none(), st.booleans(),
+                       st.lists(st.text(max_size=5), max_size=2), st.sampled_from(["anatomy", "opencompass/mmlu"]))
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(loader=st.sampled_from(sorted(LOADERS)), path=values, name=values)
+    def probe(loader, path, name):
+        try:
+            _load({"type": loader, "path": path, "name": name}, cache)
+        except PromptweaveError as exc:
+            assert exc.code.startswith("PW2")
+
+    probe()

@@ -129,3 +129,22 @@ def test_loading_through_the_id_with_env(isolated, monkeypatch):
     assert got.test == [{"question": "q", "answer": "#### 2"}]
     assert got.train == [{"question": "t", "answer": "#### 1"}]
     assert got.loader == "GSM8KDataset (native)"
+
+
+def test_any_path_string_gives_a_location_or_a_typed_error(isolated):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from promptweave.errors import PromptweaveError
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.one_of(st.text(max_size=60), st.sampled_from(sorted(DATA_IDS)), st.none(), st.integers()))
+    def probe(path):
+        try:
+            got = locate(path, base_dir=isolated / "configs")
+        except PromptweaveError as exc:
+            assert exc.code in ("PW200", "PW210")
+        else:
+            assert got.path.exists()
+
+    probe()

@@ -115,8 +115,8 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
             return {name: _one_file(p, file) for name, p in files.items()}, f"files: {files}"
         return _one_file(files, file), f"file: {files}"
 
-    target = (base / Path(path).expanduser()).resolve()
-    if target.is_file():
+    target = _target(base, path, file)
+    if _exists(target) and not target.is_dir():  # read_file refuses devices, FIFOs... naming the path
         return read_file(target), f"{FILE_FORMATS.get(target.suffix.lower(), 'file')}: {target}"
     if target.is_dir():
         if is_hf_saved(target):
@@ -137,6 +137,26 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     return got, f"datasets (cache): {path}"
 
 
+def _target(base: Path, path: str, file: str | None) -> Path:
+    """``path`` under ``base`` (``~`` expanded), resolved; a path no file system accepts is a typed error."""
+    try:
+        p = Path(path)
+        try:
+            p = p.expanduser()
+        except RuntimeError:  # ~user with no such user: kept as written, reported as not found
+            pass
+        return (base / p).resolve()
+    except (ValueError, OSError) as exc:
+        raise DataError(f"not a usable file path ({exc})", file=file, field="path", value=path) from None
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _one_file(p: str | list[str], file: str | None) -> Split:
     paths = [p] if isinstance(p, str) else p
     parts = []
@@ -155,7 +175,7 @@ def _resolve_files(data_files: Any, root: Path, file: str | None) -> Any:
     def one(p: Any) -> str:
         if not isinstance(p, str) or not p:
             raise DataError("data_files entries must be file paths", file=file, field="data_files", value=p)
-        return str((root / Path(p).expanduser()).resolve())
+        return str(_target(root, p, file))
 
     if isinstance(data_files, str):
         return one(data_files)

@@ -44,7 +44,7 @@ def is_data_id(path: str) -> bool:
 
 def candidates(path: str, *, base_dir: Path | str | None = None, local_mode: bool = False) -> tuple[str, list[Path]]:
     """The rule that applies to ``path`` and the places it would be found, in the order they are tried."""
-    raw = Path(path).expanduser()
+    raw = _expand(Path(path))
     if raw.is_absolute():
         return "absolute", [raw]
     out: list[Path] = []
@@ -52,7 +52,7 @@ def candidates(path: str, *, base_dir: Path | str | None = None, local_mode: boo
     if path.startswith(AISBENCH_PREFIX):
         env = os.environ.get(AISBENCH_ENV)
         if env:
-            out.append(Path(env).expanduser() / path)
+            out.append(_expand(Path(env)) / path)
         out.append(cwd / path)
         root = _aisbench_root()
         if root is not None:
@@ -62,9 +62,9 @@ def candidates(path: str, *, base_dir: Path | str | None = None, local_mode: boo
         return "aisbench", _unique(out)
     local = path if local_mode else DATA_IDS.get(path, path)
     env = os.environ.get(COMPASS_ENV, "")
-    first = Path(env).expanduser() / local if env else Path(local)
+    first = _expand(Path(env)) / local if env else Path(local)
     out.append(first if first.is_absolute() else cwd / first)
-    out.append(COMPASS_DEFAULT.expanduser() / local)
+    out.append(_expand(COMPASS_DEFAULT) / local)
     if base_dir is not None:
         out.append(Path(base_dir) / local)
     return "opencompass", _unique(out)
@@ -77,7 +77,7 @@ def locate(path: str, *, base_dir: Path | str | None = None, local_mode: bool = 
         raise DataNotFoundError("a dataset path must be a non-empty string", file=file, field=field, value=path)
     rule, cands = candidates(path, base_dir=base_dir, local_mode=local_mode)
     for i, cand in enumerate(cands):
-        if cand.exists():
+        if _exists(cand):
             if not cand.is_dir():
                 check_regular(cand, field=field)  # /dev/zero, a FIFO: refused before anything opens it
             return Located(cand, tuple(cands[:i]), rule)
@@ -102,6 +102,21 @@ def not_found(path: str, tried: list[Path] | tuple[Path, ...], rule: str, *, abb
                "promptweave never downloads)")
     return DataNotFoundError(f"{who}: data not found for {path!r}; tried {where}", file=file, field=field,
                              expected=how)
+
+
+def _expand(p: Path) -> Path:
+    """``~`` / ``~user`` expanded; left as written when there is no such user (a typed not-found follows)."""
+    try:
+        return p.expanduser()
+    except RuntimeError:
+        return p
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):  # an embedded NUL, a name too long: no such file
+        return False
 
 
 def _unique(paths: list[Path]) -> list[Path]:

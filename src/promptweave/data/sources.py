@@ -34,6 +34,8 @@ def check_regular(path: Path | str, *, field: str | None = None) -> Path:
         raise DataError("data file not found", file=str(p), field=field) from None
     except OSError as exc:
         raise DataError(f"cannot read the data file: {exc.strerror}", file=str(p), field=field) from None
+    except ValueError as exc:  # an embedded NUL
+        raise DataError(f"not a usable file path ({exc})", file=repr(str(p)), field=field) from None
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise DataError(f"is {kind}, not a data file", file=str(p), field=field,
@@ -72,11 +74,11 @@ class Split:
 
 def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]:
     """Read one file: a list of rows, or (JSON object of lists) several named splits."""
+    check_regular(path)
     fmt = fmt or FILE_FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise DataError(f"unknown data file type {path.suffix!r}", file=str(path),
                         expected="one of " + ", ".join(sorted(FILE_FORMATS)))
-    check_regular(path)
     if fmt == "jsonl":
         return _read_jsonl(path)
     if fmt == "json":

@@ -164,7 +164,14 @@ def load(cfg: Mapping[str, Any], *, base_dir: Path | str | None, file: str | Non
     abbr = cfg.get("abbr") if isinstance(cfg.get("abbr"), str) else None
     ctx = LoadContext(choice.name, abbr, file, Path(base_dir) if base_dir is not None else None)
     if choice.kind == NATIVE:
-        splits = choice.fn(ctx, **args)
+        try:
+            splits = choice.fn(ctx, **args)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            # data (or an argument) not shaped as the reference's layout: name the loader, never a traceback
+            raise LoaderError(f"{choice.name}: the data or arguments do not have the shape it reads "
+                              f"({type(exc).__name__}: {exc})", file=file, field="path",
+                              value=args.get("path"),
+                              expected="the reference's on-disk layout (see the loader's docstring)") from None
     else:
         splits = _bridge(choice, ctx, args)
     splits = _repeat(splits, cfg.get("n", 1), file)

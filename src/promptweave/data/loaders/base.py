@@ -50,15 +50,18 @@ class LoadContext:
         if str(DATA_IDS.get(path, path)).endswith("/"):
             found += "/"
         f = Path(found + filename)
-        if not f.exists():
+        if not _exists(f):
             raise LoaderError(f"{self.loader}: {f} not found (path + filename)", file=str(f), field="filename",
                               expected="the reference's dataset files, as unpacked")
         return f
 
     def member(self, root: Path, *parts: str) -> Path:
         """A file inside a located dataset folder; a missing one is a layout error naming the expected file."""
+        for part in parts:
+            if not isinstance(part, str) or not part or "\x00" in part:
+                raise LoaderError(f"{self.loader}: not a usable file name", file=self.file, value=part)
         p = root.joinpath(*parts)
-        if not p.exists():
+        if not _exists(p):
             who = f"dataset {self.abbr!r}: " if self.abbr else ""
             raise LoaderError(f"{who}{self.loader} expects {'/'.join(parts)} inside {root} (its on-disk layout); "
                               "it is missing" + (f" (config {self.file})" if self.file else ""), file=str(p),
@@ -70,6 +73,13 @@ class LoadContext:
              value: Any = None) -> LoaderError:
         kw: dict[str, Any] = {} if value is None else {"value": value}
         return LoaderError(f"{self.loader}: {message}", file=str(file) if file else self.file, field=where, **kw)
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def jsonl(path: Path, *, errors: str = "strict") -> list[tuple[str, Any]]:
