@@ -284,7 +284,7 @@ def test_siqa_v2_and_piqa_v2_label_files(cache):
 def test_a_reference_loader_whose_package_is_unusable_says_so(monkeypatch):
     import importlib.util
 
-    import promptweave.compat.bridge as bridge
+    from promptweave.compat import bridge
 
     if importlib.util.find_spec("opencompass") is None:
         pytest.skip("opencompass is not installed")
