@@ -58,7 +58,7 @@ def candidates(path: str, *, base_dir: Path | str | None = None, local_mode: boo
         if root is not None:
             out.append(root / path)
         if base_dir is not None:
-            out.append(Path(base_dir) / path)
+            out.append(_absolute(Path(base_dir)) / path)
         return "aisbench", _unique(out)
     local = path if local_mode else DATA_IDS.get(path, path)
     env = os.environ.get(COMPASS_ENV, "")
@@ -66,7 +66,7 @@ def candidates(path: str, *, base_dir: Path | str | None = None, local_mode: boo
     out.append(first if first.is_absolute() else cwd / first)
     out.append(_expand(COMPASS_DEFAULT) / local)
     if base_dir is not None:
-        out.append(Path(base_dir) / local)
+        out.append(_absolute(Path(base_dir)) / local)
     return "opencompass", _unique(out)
 
 
@@ -102,6 +102,13 @@ def not_found(path: str, tried: list[Path] | tuple[Path, ...], rule: str, *, abb
                "promptweave never downloads)")
     return DataNotFoundError(f"{who}: data not found for {path!r}; tried {where}", file=file, field=field,
                              expected=how)
+
+
+def _absolute(p: Path) -> Path:
+    try:
+        return p.absolute()
+    except (OSError, ValueError):
+        return p
 
 
 def _expand(p: Path) -> Path:
