@@ -72,3 +72,22 @@ def result(work: Path, abbr: str) -> dict:
 def predictions(work: Path, abbr: str) -> list[dict]:
     path = work / "predictions" / "stub" / f"{abbr}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def missing_eval_names(evaluators: tuple[str, ...] = (), postprocessors: tuple[str, ...] = ()) -> list[str]:
+    """Evaluator / postprocessor names this build cannot construct (the evaluation area lands them)."""
+    from promptweave.errors import PromptweaveError
+    from promptweave.evaluate import build_evaluation
+
+    missing = []
+    for name in evaluators:
+        try:
+            build_evaluation({"evaluator": {"type": name}}, mode="gen", allow_code=False, where="eval_cfg")
+        except PromptweaveError:
+            missing.append(name)
+    for name in postprocessors:
+        try:
+            build_evaluation({"pred_postprocessor": {"type": name}}, mode="gen", allow_code=False, where="eval_cfg")
+        except PromptweaveError:
+            missing.append(name)
+    return missing
