@@ -6,7 +6,13 @@ import pytest
 from openai_stub import StubServer
 
 from tests.data import layouts
-from tests.e2e.harness import by_marker, missing_eval_names, predictions, result, run_config
+from tests.e2e.harness import (
+    by_marker,
+    missing_eval_names,
+    predictions,
+    result,
+    run_config,
+)
 
 
 @pytest.fixture
