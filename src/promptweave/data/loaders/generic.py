@@ -14,12 +14,25 @@ from promptweave.data.loaders.base import (
 )
 
 
-def custom(ctx: LoadContext, path: str, file_name: str | None = None, local_mode: bool = False) -> Splits:
-    """One ``.jsonl`` or ``.csv`` file (``file_name`` joined onto ``path`` when given), BOM tolerated."""
-    f = ctx.find(path, local_mode=local_mode)
+def custom(ctx: LoadContext, path: str, file_name: str | None = None, local_mode: bool = False,
+           meta_path: str = "") -> Splits:
+    """One ``.jsonl`` or ``.csv`` file (``file_name`` joined onto ``path`` when given), BOM tolerated.
+
+    AISBench's variant (an ``ais_bench/...`` path) also renames a row's ``max_tokens`` to ``max_out_len``; its
+    ``meta_path`` sampling file is not read natively."""
+    if meta_path:
+        raise ctx.fail("AISBench's meta_path sampling is not implemented natively; leave meta_path='' or install "
+                       "ais_bench", where="meta_path", value=meta_path)
+    located = ctx.locate(path, local_mode=local_mode)
+    f = located.path
     if file_name is not None:
         f = ctx.member(f, file_name)
-    return _rows_file(ctx, f)
+    got = _rows_file(ctx, f)
+    if located.rule == "aisbench":
+        for row in got.rows:
+            if "max_tokens" in row:
+                row["max_out_len"] = row.pop("max_tokens")
+    return got
 
 
 def _rows_file(ctx: LoadContext, f: Path) -> Splits:
