@@ -56,8 +56,11 @@ def read_text(path: Path | str, *, errors: str = "strict") -> str:
 
 
 def text_lines(path: Path | str, *, errors: str = "strict") -> list[str]:
-    """Lines of a text file as :func:`read_text` decodes them (``\\r\\n`` and ``\\n`` both end a line)."""
-    return read_text(path, errors=errors).splitlines()
+    """Lines of a text file as Python's text-mode ``readlines`` splits them (``\\n``, ``\\r\\n`` or ``\\r``),
+    without their ends; unlike ``str.splitlines``, U+2028 and friends stay inside a line."""
+    text = read_text(path, errors=errors).replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 @dataclass

@@ -13,8 +13,11 @@ from promptweave.data.sources import text_lines
 
 
 def xsum(ctx: LoadContext, path: str) -> Splits:
-    """The first 1,000 JSONL lines; rows whose dialogue or summary is a float (NaN in the export) are dropped."""
+    """The first 1,000 JSONL lines; rows whose dialogue or summary is a float (NaN in the export) are dropped.
+    OpenCompass names the file; AISBench names its folder, holding ``dev.jsonl``."""
     f = ctx.find(path)
+    if f.is_dir():
+        f = ctx.member(f, "dev.jsonl")
     items = []
     for i, (loc, sample) in enumerate(jsonl(f, errors="ignore")):
         if i == 1000:
