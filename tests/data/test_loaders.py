@@ -313,3 +313,31 @@ def test_any_loader_argument_values_give_rows_or_a_typed_error(cache):
             assert exc.code.startswith("PW2")
 
     probe()
+
+
+def test_obqa_wsc_bbeh_matbench_simpleqa(cache):
+    layouts.plain_jsonl(cache, "obqa.jsonl", [{"question": {"stem": "S", "choices": [{"text": t} for t in "wxyz"]},
+                                               "answerKey": "B", "fact1": "F"}])
+    got = _load({"type": "OBQADataset", "path": str(cache / "obqa.jsonl")}, cache)
+    assert got.rows == [{"A": "w", "B": "x", "C": "y", "D": "z", "question_stem": "S", "answerKey": "B",
+                         "fact1": "F"}]
+    layouts.plain_jsonl(cache, "wsc.jsonl", [{"target": {"span1_text": "Al", "span2_text": "he"}, "text": "t",
+                                              "label": "false"}])
+    got = _load({"type": "WSCDatasetV2", "path": str(cache / "wsc.jsonl")}, cache)
+    assert got.rows == [{"span1": "Al", "span2": "he", "text": "t", "label": "B"}]
+    p = cache / "bbeh" / "boardgame" / "task.json"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps({"examples": [{"input": "i", "target": "t"}]}))
+    assert _load({"type": "BBEHDataset", "path": str(cache / "bbeh"), "name": "boardgame"}, cache).rows == [
+        {"input": "i", "target": "t"}]
+    p = cache / "mb" / "matbench_base_fold_0_gap_test.json"
+    p.parent.mkdir()
+    p.write_text(json.dumps([{"problem": "p", "answer": 1.5, "other": 0}]))
+    assert _load({"type": "MatbenchDataset", "path": str(cache / "mb"), "task": "gap"}, cache).rows == [
+        {"problem": "p", "answer": 1.5}]
+    (cache / "sq.csv").write_text("problem,answer\nwho?,Ann\nwhat?,Bo\nwhere?,Cy\n", encoding="utf-8")
+    got = _load({"type": "SimpleQADataset", "path": str(cache / "sq.csv"), "num_examples": 2}, cache)
+    import random
+
+    expected = random.Random(0).sample(["who?", "what?", "where?"], 2)
+    assert [r["problem"] for r in got["test"].rows] == expected and got["train"].rows == got["test"].rows

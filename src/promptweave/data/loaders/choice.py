@@ -279,6 +279,35 @@ def hellaswag_v2(ctx: LoadContext, path: str) -> Splits:
     return _hellaswag(ctx, path, splits=1, letter=True)
 
 
+def obqa(ctx: LoadContext, path: str, name: str = "main") -> Splits:
+    """OpenBookQA JSONL: A-D choice texts, ``question_stem``, ``answerKey``, and ``fact1`` when present."""
+    f = ctx.find(path)
+    items = []
+    for loc, line in jsonl(f):
+        need(ctx, line, ("question", "answerKey"), file=f, where=loc)
+        q = need(ctx, line["question"], ("stem", "choices"), file=f, where=loc + ".question")
+        item = {**{ABCD[i]: q["choices"][i]["text"] for i in range(4)}, "question_stem": q["stem"],
+                "answerKey": line["answerKey"]}
+        if "fact1" in line:
+            item["fact1"] = line["fact1"]
+        items.append((loc, item))
+    return rows(items, f)
+
+
+def wsc_v2(ctx: LoadContext, path: str) -> Splits:
+    """WSC JSONL (a local path): span1 / span2 from ``target``, text, label true/false -> A/B."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, line in jsonl(f):
+        need(ctx, line, ("target", "text", "label"), file=f, where=loc)
+        t = need(ctx, line["target"], ("span1_text", "span2_text"), file=f, where=loc + ".target")
+        if line["label"] not in ("true", "false"):
+            raise ctx.fail("label must be 'true' or 'false'", file=f, where=loc, value=line["label"])
+        items.append((loc, {"span1": t["span1_text"], "span2": t["span2_text"], "text": line["text"],
+                            "label": {"true": "A", "false": "B"}[line["label"]]}))
+    return rows(items, f)
+
+
 def _agieval_label(label: Any) -> Any:
     if isinstance(label, list):
         return "".join(map(str, label))

@@ -203,3 +203,57 @@ def chid(ctx: LoadContext, **kwargs: Any) -> Splits:
         return row
 
     return _map(got, prep)
+
+
+def _binary_answer(row: dict[str, Any]) -> dict[str, Any]:
+    row["answer"] = 1 if row.get("label") == "true" else 0
+    return row
+
+
+def boolq(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """SuperGLUE BoolQ through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
+    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
+
+
+def wic(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """WiC through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
+    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
+
+
+def csl(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """CSL through ``load_dataset``: ``keywords`` = the keyword list joined by a full-width comma."""
+
+    def prep(row: dict[str, Any]) -> dict[str, Any]:
+        row["keywords"] = "，".join(row.get("keyword") or [])
+        return row
+
+    return _map(hf_dataset(ctx, **kwargs), prep)
+
+
+def crowspairs_v2(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """CrowS-Pairs through ``load_dataset``; every row's ``label`` is 'A' (the stereotypical sentence first)."""
+
+    def prep(row: dict[str, Any]) -> dict[str, Any]:
+        row["label"] = "A"
+        return row
+
+    return _map(hf_dataset(ctx, **kwargs), prep)
+
+
+def simpleqa(ctx: LoadContext, path: str, num_examples: int | None = None, n_repeats: int = 1,
+             **_: Any) -> Splits:
+    """One CSV (types inferred as pandas does), optionally ``num_examples`` sampled with seed 0, repeated
+    ``n_repeats`` times; the same rows as train and test."""
+    import random
+
+    f = ctx.find(path)
+    got = read_hf_named("csv", data_files={"train": str(f)})
+    part = _one(ctx, got, "train")
+    picked = list(zip(part.where, part.rows))
+    if num_examples:
+        if n_repeats != 1:
+            raise ctx.fail("n_repeats is only supported without num_examples", where="n_repeats", value=n_repeats)
+        picked = random.Random(0).sample(picked, num_examples)
+    picked = picked * int(n_repeats)
+    one = Split([r for _, r in picked], part.file, [w for w, _ in picked])
+    return {"train": one, "test": Split(list(one.rows), one.file, list(one.where))}

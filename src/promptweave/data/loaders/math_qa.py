@@ -101,3 +101,43 @@ def olympiadbench(ctx: LoadContext, path: str, name: str | None = None, **_: Any
                                  **{k: item[k] for k in keys}, "questions": item}))
     part = rows(items, f)
     return {"test": part, "train": Split(list(part.rows), part.file, list(part.where))}
+
+
+def matbench(ctx: LoadContext, path: str, task: str) -> Splits:
+    """``<path>/matbench_base_fold_0_<task>_test.json``: a list of {problem, answer}."""
+    f = ctx.member(ctx.find(path), f"matbench_base_fold_0_{task}_test.json")
+    data = json_file(f)
+    if not isinstance(data, list):
+        raise ctx.fail("expected a JSON list", file=f)
+    items = []
+    for i, it in enumerate(data):
+        need(ctx, it, ("problem", "answer"), file=f, where=f"[{i}]")
+        items.append((f"[{i}]", {"problem": it["problem"], "answer": it["answer"]}))
+    return rows(items, f)
+
+
+def phybench(ctx: LoadContext, path: str) -> Splits:
+    """``<path>/PHYBench-fullques_v1.json``: content -> input, answer -> target."""
+    f = ctx.member(ctx.find(path), "PHYBench-fullques_v1.json")
+    data = json_file(f)
+    if not isinstance(data, list):
+        raise ctx.fail("expected a JSON list", file=f)
+    items = []
+    for i, it in enumerate(data):
+        need(ctx, it, ("content", "answer"), file=f, where=f"[{i}]")
+        items.append((f"[{i}]", {"input": it["content"], "target": it["answer"]}))
+    return rows(items, f)
+
+
+def theoremqa_v3(ctx: LoadContext, path: str) -> Splits:
+    """A JSON list of problems (a local path), ``Answer`` turned into text."""
+    f = ctx.find(path, local_mode=True)
+    data = json_file(f)
+    if not isinstance(data, list):
+        raise ctx.fail("expected a JSON list", file=f)
+    items = []
+    for i, it in enumerate(data):
+        row = dict(need(ctx, it, ("Answer",), file=f, where=f"[{i}]"))
+        row["Answer"] = str(row["Answer"])
+        items.append((f"[{i}]", row))
+    return rows(items, f)

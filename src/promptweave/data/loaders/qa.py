@@ -117,3 +117,14 @@ def nq_open(ctx: LoadContext, path: str) -> Splits:
 def triviaqa_v2(ctx: LoadContext, path: str) -> Splits:
     """``triviaqa-{validation,train}.jsonl``, rows as stored."""
     return _qa_jsonl(ctx, path, "triviaqa-{split}.jsonl", None)
+
+
+def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
+    """BIG-Bench Extra Hard: ``<path>/<name>/task.json`` holding ``{"examples": [...]}``."""
+    return _examples(ctx, ctx.member(ctx.find(path), name, "task.json"))
+
+
+def triviaqa_v3(ctx: LoadContext, path: str) -> Splits:
+    """One JSONL file, rows as stored."""
+    f = ctx.find(path)
+    return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
