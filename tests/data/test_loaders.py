@@ -341,3 +341,22 @@ def test_obqa_wsc_bbeh_matbench_simpleqa(cache):
 
     expected = random.Random(0).sample(["who?", "what?", "where?"], 2)
     assert [r["problem"] for r in got["test"].rows] == expected and got["train"].rows == got["test"].rows
+
+
+def test_winogrande_c3_record(cache):
+    layouts.plain_jsonl(cache, "data/winogrande/dev.jsonl",
+                        [{"sentence": "Al hid _ coat.", "option1": "his", "option2": "her", "answer": "2"}])
+    v1 = _load({"type": "WinograndeDataset", "path": "./data/winogrande"}, cache)
+    v2 = _load({"type": "WinograndeDatasetV2", "path": "./data/winogrande"}, cache)
+    assert v1.rows[0] == {"prompt": "Al hid _ coat.", "only_option1": "his", "only_option2": "her",
+                          "opt1": "Al hid his coat.", "opt2": "Al hid her coat.", "answer": "2", "cont": " coat."}
+    assert v2.rows[0]["answer"] == "B"
+    (cache / "c3.json").write_text(json.dumps([[["p1", "p2"], [{"question": "Q", "choice": ["x", "y"],
+                                                                "answer": "y"}]]]), encoding="utf-8")
+    got = _load({"type": "C3Dataset", "path": str(cache / "c3.json")}, cache)
+    assert got.rows[0]["choices"] == ["x", "y", "x", "x"] and got.rows[0]["label"] == 1
+    assert got.rows[0]["content"] == "p1 p2"
+    layouts.plain_jsonl(cache, "rec.jsonl", [{"passage": {"text": "A @highlight B"},
+                                              "qas": [{"query": "@placeholder won", "answers": [{"text": "A"}]}]}])
+    got = _load({"type": "ReCoRDDataset", "path": str(cache / "rec.jsonl")}, cache)
+    assert got.rows == [{"text": "A  B", "question": "____ won", "answers": ["A"]}]

@@ -258,7 +258,10 @@ def _lines(f: Path) -> list[str]:
 
 
 def _hellaswag(ctx: LoadContext, path: str, *, splits: int, letter: bool) -> Splits:
-    f = ctx.find(path)
+    return _hellaswag_rows(ctx, ctx.find(path), splits=splits, letter=letter)
+
+
+def _hellaswag_rows(ctx: LoadContext, f: Path, *, splits: int, letter: bool) -> Split:
     items = []
     for loc, data in jsonl(f):
         need(ctx, data, ("query", "choices", "gold"), file=f, where=loc)
@@ -305,6 +308,67 @@ def wsc_v2(ctx: LoadContext, path: str) -> Splits:
             raise ctx.fail("label must be 'true' or 'false'", file=f, where=loc, value=line["label"])
         items.append((loc, {"span1": t["span1_text"], "span2": t["span2_text"], "text": line["text"],
                             "label": {"true": "A", "false": "B"}[line["label"]]}))
+    return rows(items, f)
+
+
+def hellaswag_with_ice(ctx: LoadContext, path: str) -> Splits:
+    """``hellaswag_train_sampled25.jsonl`` (train, for in-context examples) and ``hellaswag.jsonl`` (val), each
+    read as HellaswagDataset_V2 reads its file."""
+    root = ctx.find(path)
+    out = {}
+    for split, name in (("train", "hellaswag_train_sampled25.jsonl"), ("val", "hellaswag.jsonl")):
+        f = ctx.member(root, name)
+        out[split] = _hellaswag_rows(ctx, f, splits=1, letter=True)
+    return out
+
+
+def _winogrande(ctx: LoadContext, path: str, *, letter: bool) -> Splits:
+    f = ctx.member(ctx.find(path), "dev.jsonl")
+    items = []
+    for loc, line in jsonl(f):
+        need(ctx, line, ("sentence", "option1", "option2", "answer"), file=f, where=loc)
+        prompt = line["sentence"]
+        answer = line["answer"]
+        if letter:
+            answer = " AB"[int(answer)] if answer != "" else "NULL"
+        items.append((loc, {"prompt": prompt, "only_option1": line["option1"], "only_option2": line["option2"],
+                            "opt1": prompt.replace("_", line["option1"]), "opt2": prompt.replace("_", line["option2"]),
+                            "answer": answer, "cont": prompt.split("_")[1]}))
+    return rows(items, f)
+
+
+def winogrande(ctx: LoadContext, path: str) -> Splits:
+    """``<path>/dev.jsonl``: the sentence with its blank filled by each option (opt1 / opt2), the text after the
+    blank (cont), the answer as stored."""
+    return _winogrande(ctx, path, letter=False)
+
+
+def winogrande_v2(ctx: LoadContext, path: str) -> Splits:
+    """As WinograndeDataset, the answer 1 / 2 as A / B ('' -> NULL)."""
+    return _winogrande(ctx, path, letter=True)
+
+
+def c3(ctx: LoadContext, path: str) -> Splits:
+    """C3 JSON: one row per question with its passage, the choices padded to four with the first, and the
+    answer's index as label. (The reference opens ``path`` as written; the usual search finds it there too.)"""
+    f = ctx.find(path, local_mode=True)
+    data = json_file(f)
+    if not isinstance(data, list):
+        raise ctx.fail("expected a JSON list of [paragraphs, questions] pairs", file=f)
+    items = []
+    for i, doc in enumerate(data):
+        content = " ".join("".join(p) for p in doc[0])
+        for j, q in enumerate(doc[1]):
+            where = f"[{i}][1][{j}]"
+            need(ctx, q, ("question", "choice", "answer"), file=f, where=where)
+            choices = list(q["choice"])
+            if q["answer"] not in choices:
+                raise ctx.fail("the answer is not one of the choices", file=f, where=where, value=q["answer"])
+            label = choices.index(q["answer"])
+            choices += [choices[0]] * max(0, 4 - len(choices))
+            items.append((where, {"content": content, "question": q["question"],
+                                  **{f"choice{k}": choices[k] for k in range(4)}, "choices": choices,
+                                  "label": label}))
     return rows(items, f)
 
 

@@ -128,3 +128,31 @@ def triviaqa_v3(ctx: LoadContext, path: str) -> Splits:
     """One JSONL file, rows as stored."""
     f = ctx.find(path)
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
+
+
+def multirc(ctx: LoadContext, path: str) -> Splits:
+    """MultiRC JSONL (a local path): one row per candidate answer with its passage text, question and label."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, sample in jsonl(f, errors="ignore"):
+        passage = need(ctx, need(ctx, sample, ("passage",), file=f, where=loc)["passage"], ("text", "questions"),
+                       file=f, where=loc + ".passage")
+        for q in passage["questions"]:
+            for a in q["answers"]:
+                items.append((loc, {"text": passage["text"], "question": q["question"], "answer": a["text"],
+                                    "label": a["label"]}))
+    return rows(items, f)
+
+
+def record(ctx: LoadContext, path: str) -> Splits:
+    """ReCoRD JSONL (a local path): ``@highlight`` markers removed from the passage, ``@placeholder`` in the query
+    written as ``____``, the answer texts listed."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, sample in jsonl(f, errors="ignore"):
+        need(ctx, sample, ("passage", "qas"), file=f, where=loc)
+        text = sample["passage"]["text"].replace("@highlight", "")
+        for qa in sample["qas"]:
+            items.append((loc, {"text": text, "question": qa["query"].replace("@placeholder", "____"),
+                                "answers": [a["text"] for a in qa["answers"]]}))
+    return rows(items, f)
