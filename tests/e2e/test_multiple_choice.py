@@ -5,7 +5,7 @@ import pytest
 from openai_stub import StubServer
 
 from tests.data import layouts
-from tests.e2e.harness import by_marker, result, run_config
+from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
 @pytest.fixture
@@ -58,6 +58,13 @@ def test_mmlu_gen_5shot_fixk(tmp_path, cache):
     for abbr, acc in expected.items():
         assert result(work, abbr)["metrics"]["accuracy"] == pytest.approx(acc)
     assert not (work / "results" / "stub" / "lukaemon_mmlu_college_computer_science.json").exists()
+    # the loader's columns (input, A-D, target) fill the shipped template: 5 dev examples, then the question
+    hint = ("There is a single choice question about college biology. Answer the question by replying A, B, C "
+            "or D.\nQuestion: [q{n}] Question {n}?\nA. w\nB. x\nC. y\nD. z\nAnswer: ")
+    shots = [turn for n in range(150, 155)
+             for turn in ({"role": "HUMAN", "prompt": hint.format(n=n)}, {"role": "BOT", "prompt": "B\n"})]
+    first = predictions(work, "lukaemon_mmlu_college_biology")[0]
+    assert first["prompt"] == [*shots, {"role": "HUMAN", "prompt": hint.format(n=100)}]
 
 
 def test_cmmlu_gen(tmp_path, cache):
