@@ -360,3 +360,19 @@ def test_winogrande_c3_record(cache):
                                               "qas": [{"query": "@placeholder won", "answers": [{"text": "A"}]}]}])
     got = _load({"type": "ReCoRDDataset", "path": str(cache / "rec.jsonl")}, cache)
     assert got.rows == [{"text": "A  B", "question": "____ won", "answers": ["A"]}]
+
+
+def test_mmlu_pro_parquet_folder(cache):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    d = cache / "data" / "mmlu_pro" / "data"
+    d.mkdir(parents=True)
+    items = [{"question_id": i, "question": f"q{i}", "options": ["a", "b", "N/A", "c"], "answer": "D" if i else "A",
+              "category": "math" if i < 2 else "law"} for i in range(3)]
+    pq.write_table(pa.Table.from_pylist(items), d / "test-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist(items[:1]), d / "validation-00000-of-00001.parquet")
+    got = _load({"type": "MMLUProDataset", "path": "opencompass/mmlu_pro", "category": "math"}, cache)
+    assert [r["question"] for r in got["test"].rows] == ["q0", "q1"]
+    assert got["test"].rows[1]["options_str"] == "A. a\nB. b\nD. c"  # N/A skipped, letters keep their places
+    assert got["test"].rows[1]["answer_string"] == "D. c\n"

@@ -234,7 +234,13 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
             kw["data_files"] = data_files
         if cache_dir is not None:
             kw["cache_dir"] = cache_dir
-        ds = datasets.load_dataset(name, **kw)
+        bars = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()  # a run shows its own progress; datasets' bars would interleave
+        try:
+            ds = datasets.load_dataset(name, **kw)
+        finally:
+            if bars:
+                datasets.enable_progress_bars()
     except Exception as exc:  # noqa: BLE001 - datasets raises many types for a missing dataset
         raise DataError(f"cannot load dataset {name!r} offline from the local cache: {exc}", file=name,
                         expected="a local file or folder, or a dataset already in the Hugging Face cache") from None
