@@ -82,3 +82,36 @@ def test_piqa_gen_labels_from_lst(tmp_path, cache):
         (d / f"{stem}-labels.lst").write_text("".join(f"{lab}\n" for lab in labels), encoding="utf-8")
     work = _run(tmp_path, "piqa.piqa_gen_1194eb", "piqa_datasets", {i: s for i, s in enumerate(said)})
     assert result(work, "piqa")["metrics"]["accuracy"] == pytest.approx(_acc(["A", "B", "B"], said))
+
+
+def _wino(i: int, answer: str) -> dict:
+    return {"sentence": f"[q{i}] Ann gave Bo _ book.", "option1": "her", "option2": "his", "answer": answer}
+
+
+def test_winogrande_5shot_gen_fixk_from_train_xs(tmp_path, cache):
+    layouts.plain_jsonl(cache, "data/winogrande/train_xs.jsonl", [_wino(100 + i, "1") for i in range(10)])
+    gold = ["1", "2", "2"]
+    said = ["A", "B", "A"]
+    layouts.plain_jsonl(cache, "data/winogrande/dev.jsonl", [_wino(i, g) for i, g in enumerate(gold)])
+    work = _run(tmp_path, "winogrande.winogrande_5shot_gen_b36770", "winogrande_datasets",
+                {i: s for i, s in enumerate(said)})
+    assert result(work, "winogrande")["metrics"]["accuracy"] == pytest.approx(_acc(["A", "B", "B"], said))
+    first = json.dumps(predictions(work, "winogrande")[0])
+    assert all(f"[q{100 + k}]" in first for k in (0, 2, 4, 6, 8)) and "[q101]" not in first
+
+
+def test_openbookqa_gen_two_subsets(tmp_path, cache):
+    def item(i, key, fact=None):
+        out = {"question": {"stem": f"[q{i}] Why?", "choices": [{"label": c, "text": c.lower()} for c in "ABCD"]},
+               "answerKey": key}
+        if fact:
+            out["fact1"] = fact
+        return out
+
+    layouts.plain_jsonl(cache, "data/openbookqa/Main/test.jsonl", [item(0, "A"), item(1, "C")])
+    layouts.plain_jsonl(cache, "data/openbookqa/Additional/test_complete.jsonl",
+                        [item(10, "D", "heat rises"), item(11, "B", "ice is cold")])
+    work = _run(tmp_path, "obqa.obqa_gen_9069e4", "obqa_datasets", {0: "A", 1: "B", 10: "D", 11: "B"})
+    assert result(work, "openbookqa")["metrics"]["accuracy"] == pytest.approx(50.0)
+    assert result(work, "openbookqa_fact")["metrics"]["accuracy"] == pytest.approx(100.0)
+    assert "heat rises" in json.dumps(predictions(work, "openbookqa_fact")[0])

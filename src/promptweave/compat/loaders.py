@@ -35,6 +35,7 @@ LOADERS = {
     "HellaswagDatasetwithICE": choice.hellaswag_with_ice,
     "WinograndeDataset": choice.winogrande,
     "WinograndeDatasetV2": choice.winogrande_v2,
+    "WinograndeDatasetV3": choice.winogrande_v3,
     "C3Dataset": choice.c3,
     "AGIEvalDataset_v2": choice.agieval_v2,
     "MathBenchDataset": choice.mathbench,

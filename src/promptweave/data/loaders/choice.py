@@ -323,7 +323,10 @@ def hellaswag_with_ice(ctx: LoadContext, path: str) -> Splits:
 
 
 def _winogrande(ctx: LoadContext, path: str, *, letter: bool) -> Splits:
-    f = ctx.member(ctx.find(path), "dev.jsonl")
+    return _winogrande_file(ctx, ctx.member(ctx.find(path), "dev.jsonl"), letter=letter)
+
+
+def _winogrande_file(ctx: LoadContext, f: Path, *, letter: bool) -> Split:
     items = []
     for loc, line in jsonl(f):
         need(ctx, line, ("sentence", "option1", "option2", "answer"), file=f, where=loc)
@@ -346,6 +349,13 @@ def winogrande(ctx: LoadContext, path: str) -> Splits:
 def winogrande_v2(ctx: LoadContext, path: str) -> Splits:
     """As WinograndeDataset, the answer 1 / 2 as A / B ('' -> NULL)."""
     return _winogrande(ctx, path, letter=True)
+
+
+def winogrande_v3(ctx: LoadContext, path: str) -> Splits:
+    """As WinograndeDatasetV2 over two splits: ``train_xs.jsonl`` (in-context examples) and ``dev.jsonl``."""
+    root = ctx.find(path)
+    return {split: _winogrande_file(ctx, ctx.member(root, f"{split}.jsonl"), letter=True)
+            for split in ("train_xs", "dev")}
 
 
 def c3(ctx: LoadContext, path: str) -> Splits:
