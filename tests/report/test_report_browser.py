@@ -1,0 +1,146 @@
+"""The report of a real run, opened in headless Chromium: scores, drill-down, filters, console, screenshot."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from promptweave.report import load_workdir, score_table
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _open(browser, html: Path):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(html.resolve().as_uri())
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", "#row-body tr"))
+    return WebDriverWait
+
+
+def _pick_task(browser, dataset: str, model: str):
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    sel = Select(browser.find_element("id", "task-select"))
+    label = next(o.text for o in sel.options if o.text.startswith(f"{dataset} × {model} "))
+    sel.select_by_visible_text(label)
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_element("id", "match-count").text.endswith(
+            f"of {len(_rows(load_workdir(WD[0]).task(model, dataset).predictions))} rows match"))
+
+
+WD: list = []
+
+
+def _console_errors(browser) -> list:
+    return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def test_report_in_browser(browser, workdir, tmp_path):
+    WD[:] = [workdir]
+    html = workdir / "report.html"
+    assert html.is_file(), "run writes the report at the end"
+    _open(browser, html)
+
+    # the score table shows the run's numbers, as the summarizer would
+    table = browser.find_element("id", "score-table")
+    got = [[c.text for c in tr.find_elements("css selector", "th,td")]
+           for tr in table.find_elements("css selector", "tr")]
+    assert got == score_table(load_workdir(workdir))
+    res = json.loads((workdir / "results" / "served-chat" / "science_mc.json").read_text())
+    assert [f"{res['metrics']['accuracy']:.2f}"] == [r[4] for r in got if r[0] == "science_mc"]
+
+    # drill-down: a chat row shows the exact messages sent
+    _pick_task(browser, "arithmetic", "served-chat")
+    rows = _rows(workdir / "predictions" / "served-chat" / "arithmetic.jsonl")
+    browser.find_elements("css selector", "#row-body tr")[2].click()
+    detail = browser.find_element("id", "detail")
+    assert json.loads(browser.execute_script("return document.getElementById('detail-prompt-json').textContent"))\
+        == rows[2]["prompt"]
+    bodies = [e.get_attribute("textContent") for e in detail.find_elements("css selector", ".msg-body")]
+    assert bodies == [m["prompt"] for m in rows[2]["prompt"]]
+    assert str(rows[2]["shot_ids"]).replace(" ", "") in detail.text.replace(" ", "").replace("\n", "")
+
+    # a text model's row shows the exact text sent
+    _pick_task(browser, "science_mc", "served-text")
+    rows = _rows(workdir / "predictions" / "served-text" / "science_mc.jsonl")
+    browser.find_elements("css selector", "#row-body tr")[1].click()
+    pre = browser.find_element("css selector", "#detail pre.prompt-text")
+    assert pre.get_attribute("textContent") == rows[1]["prompt"]
+    assert rows[1]["output"] in browser.find_element("id", "detail").get_attribute("textContent")
+
+    # filters: wrong only, by gold label, search
+    _pick_task(browser, "science_mc", "served-chat")
+    rows = _rows(workdir / "predictions" / "served-chat" / "science_mc.jsonl")
+    browser.find_element("id", "wrong-only").click()
+    shown = browser.find_elements("css selector", "#row-body tr")
+    assert len(shown) == sum(1 for r in rows if not r["correct"])
+    assert all("wrong" in tr.find_elements("css selector", "td")[2].text for tr in shown)
+    browser.find_element("id", "wrong-only").click()
+    from selenium.webdriver.support.ui import Select
+
+    gold = rows[0]["gold"]
+    Select(browser.find_element("id", "gold-filter")).select_by_value(gold)
+    shown = browser.find_elements("css selector", "#row-body tr")
+    assert len(shown) == sum(1 for r in rows if r["gold"] == gold)
+    Select(browser.find_element("id", "gold-filter")).select_by_value("")
+    word = rows[3]["prompt"][0]["prompt"].split("\n")[0][10:30]
+    browser.find_element("id", "search").send_keys(word)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    want = sum(1 for r in rows if word.lower() in json.dumps(r["prompt"], ensure_ascii=False).lower()
+               or word.lower() in str(r["output"]).lower())
+    WebDriverWait(browser, 10).until(lambda d: d.find_element("id", "match-count").text.startswith(f"{want} of"))
+    browser.find_element("id", "search").clear()
+
+    # ppl: every label's score and prompt
+    _pick_task(browser, "science_ppl", "served-text")
+    rows = _rows(workdir / "predictions" / "served-text" / "science_ppl.jsonl")
+    browser.execute_script("document.getElementById('search').value=''; "
+                           "document.getElementById('search').dispatchEvent(new Event('input'))")
+    WebDriverWait(browser, 10).until(lambda d: d.find_element("id", "match-count").text.startswith(f"{len(rows)} of"))
+    browser.find_elements("css selector", "#row-body tr")[0].click()
+    cells = [td.text for td in browser.find_elements("css selector", "#detail table.ppl td")]
+    for lab, score in rows[0]["output"].items():
+        assert str(score) in cells
+    pre = browser.find_elements("css selector", "#detail details.label-prompt pre.prompt-text")
+    assert [p.get_attribute("textContent") for p in pre] == list(rows[0]["prompt"].values())
+
+    shot = tmp_path / "report.png"
+    browser.execute_script("document.getElementById('detail').scrollIntoView()")
+    browser.find_element("id", "detail").screenshot(str(shot))  # the test run's screenshot of the drill-down
+    browser.save_screenshot(str(tmp_path / "page.png"))
+    assert shot.stat().st_size > 10_000
+    assert _console_errors(browser) == []
+
+
+def test_compare_in_browser(browser, workdir, workdir_b, tmp_path):
+    from typer.testing import CliRunner
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from promptweave.cli.app import app
+
+    out = tmp_path / "compare.html"
+    res = CliRunner().invoke(app, ["report", str(workdir), str(workdir_b), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    browser.get(out.as_uri())
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", "#change-body tr"))
+    delta_rows = [[c.text for c in tr.find_elements("css selector", "td")]
+                  for tr in browser.find_elements("css selector", "#delta-table tbody tr")]
+    a = json.loads((workdir / "results" / "served-chat" / "science_mc.json").read_text())["metrics"]["accuracy"]
+    b = json.loads((workdir_b / "results" / "served-chat" / "science_mc.json").read_text())["metrics"]["accuracy"]
+    row = next(r for r in delta_rows if r[:3] == ["science_mc", "served-chat", "accuracy"])
+    assert row[3:] == [f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}"]
+    browser.find_elements("css selector", "#change-body tr")[0].click()
+    detail = browser.find_element("id", "change-detail")
+    assert "A ·" in detail.text and "B ·" in detail.text
+    # the prompts differ in one line: marked removed (A) and added (B)
+    removed = [e.get_attribute("textContent") for e in detail.find_elements("css selector", "#prompt-diff .d-del")]
+    added = [e.get_attribute("textContent") for e in detail.find_elements("css selector", "#prompt-diff .d-add")]
+    assert removed == ["- Answer with the letter of the right option."]
+    assert added == ["+ Reply with one letter."]
+    browser.save_screenshot(str(tmp_path / "compare.png"))
+    assert _console_errors(browser) == []
