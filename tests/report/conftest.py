@@ -7,7 +7,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 
-from openai_stub import StubServer  # noqa: E402
+from openai_stub import StubServer
 
 EXAMPLE = ROOT / "examples" / "run_openai_server.py"
 

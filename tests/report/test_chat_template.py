@@ -8,7 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptweave.errors import ChatTemplateError
-from promptweave.render.chat_template import load_chat_template, render_with_chat_template, segments_of
+from promptweave.render.chat_template import (
+    load_chat_template,
+    render_with_chat_template,
+    segments_of,
+)
 
 from .tiny_tokenizer import CHATML, LLAMA3, build_tokenizer
 
@@ -76,7 +80,7 @@ def test_sandbox_refuses_dunder_access(tmp_path):
     with pytest.raises(ChatTemplateError):
         render_with_chat_template([{"role": "user", "content": "x"}], folder)
     folder2 = build_tokenizer(tmp_path / "evil2", "{% set ns = namespace() %}{% set ns._x = 1 %}{{ ns._x }}")
-    with pytest.raises(Exception):
+    with pytest.raises(ChatTemplateError):
         render_with_chat_template([{"role": "user", "content": "x"}], folder2)
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from promptweave.report import load_workdir, score_table
 
 
@@ -104,7 +102,7 @@ def test_report_in_browser(browser, workdir, tmp_path):
     WebDriverWait(browser, 10).until(lambda d: d.find_element("id", "match-count").text.startswith(f"{len(rows)} of"))
     browser.find_elements("css selector", "#row-body tr")[0].click()
     cells = [td.text for td in browser.find_elements("css selector", "#detail table.ppl td")]
-    for lab, score in rows[0]["output"].items():
+    for score in rows[0]["output"].values():
         assert str(score) in cells
     pre = browser.find_elements("css selector", "#detail details.label-prompt pre.prompt-text")
     assert [p.get_attribute("textContent") for p in pre] == list(rows[0]["prompt"].values())
@@ -118,8 +116,8 @@ def test_report_in_browser(browser, workdir, tmp_path):
 
 
 def test_compare_in_browser(browser, workdir, workdir_b, tmp_path):
-    from typer.testing import CliRunner
     from selenium.webdriver.support.ui import WebDriverWait
+    from typer.testing import CliRunner
 
     from promptweave.cli.app import app
 

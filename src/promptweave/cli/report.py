@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,20 +12,26 @@ from promptweave.cli.app import app
 
 @app.command("report")
 def report_cmd(
-    workdirs: List[Path] = typer.Argument(..., help="A run's work dir, or two to compare (A then B)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="HTML file to write (default: WORKDIR/"
-                                          "report.html, or B/compare.html for two)."),
-    csv_out: Optional[str] = typer.Option(None, "--csv", help="Write the score table as CSV to this file ('-': "
-                                          "stdout)."),
-    md_out: Optional[str] = typer.Option(None, "--markdown", help="Write the score table as Markdown to this file "
-                                         "('-': stdout)."),
+    workdirs: Annotated[list[Path], typer.Argument(help="A run's work dir, or two to compare (A then B).")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="HTML file to write (default: WORKDIR/"
+                                                "report.html, or B/compare.html for two).")] = None,
+    csv_out: Annotated[str | None, typer.Option("--csv", help="Write the score table as CSV to this file "
+                                                "('-': stdout).")] = None,
+    md_out: Annotated[str | None, typer.Option("--markdown", help="Write the score table as Markdown to this "
+                                               "file ('-': stdout).")] = None,
 ) -> None:
     """One self-contained HTML page: scores, every row's prompt, answer and verdict, charts and run metadata."""
     from rich.console import Console
 
     from promptweave.cli.common import fail
     from promptweave.errors import PromptweaveError, ReportError
-    from promptweave.report import load_workdir, score_table, to_csv, to_markdown, write_report
+    from promptweave.report import (
+        load_workdir,
+        score_table,
+        to_csv,
+        to_markdown,
+        write_report,
+    )
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:

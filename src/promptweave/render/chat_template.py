@@ -13,11 +13,12 @@ Only the tokenizer files are read (``tokenizer_config.json``, ``chat_template.ji
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar
 
 from promptweave.errors import ChatTemplateError
 
@@ -135,7 +136,7 @@ def _environment() -> Any:
 
     class Generation(jinja2.ext.Extension):
         # ``{% generation %}...{% endgeneration %}`` marks assistant text for training masks; it renders its body
-        tags = {"generation"}
+        tags: ClassVar[set[str]] = {"generation"}
 
         def parse(self, parser: Any) -> Any:
             lineno = next(parser.stream).lineno
@@ -291,5 +292,11 @@ def segments_of(rendered_text: str, messages: Sequence[Mapping[str, Any]]) -> li
     return out
 
 
-__all__ = ["ChatTemplate", "load_chat_template", "render_with_chat_template", "has_chat_template", "hf_messages",
-           "segments_of"]
+__all__ = [
+    "ChatTemplate",
+    "has_chat_template",
+    "hf_messages",
+    "load_chat_template",
+    "render_with_chat_template",
+    "segments_of",
+]

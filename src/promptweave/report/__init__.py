@@ -2,7 +2,24 @@
 from promptweave.report.compare import changed_rows, score_deltas
 from promptweave.report.page import build_compare, build_report, write_report
 from promptweave.report.table import score_table, to_csv, to_markdown
-from promptweave.report.workdir import TaskResult, WorkDir, iter_predictions, load_workdir
+from promptweave.report.workdir import (
+           TaskResult,
+           WorkDir,
+           iter_predictions,
+           load_workdir,
+)
 
-__all__ = ["build_report", "build_compare", "write_report", "score_table", "to_csv", "to_markdown",
-           "load_workdir", "iter_predictions", "WorkDir", "TaskResult", "score_deltas", "changed_rows"]
+__all__ = [
+           "TaskResult",
+           "WorkDir",
+           "build_compare",
+           "build_report",
+           "changed_rows",
+           "iter_predictions",
+           "load_workdir",
+           "score_deltas",
+           "score_table",
+           "to_csv",
+           "to_markdown",
+           "write_report",
+]

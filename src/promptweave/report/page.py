@@ -10,10 +10,11 @@ import base64
 import datetime as dt
 import gzip
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from promptweave.report import svg
 from promptweave.report.compare import changed_rows, score_deltas

@@ -4,8 +4,8 @@ Every label goes through :func:`html.escape`; the SVG is inlined into the page.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import Sequence
 
 _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f")
 
@@ -18,8 +18,8 @@ def bar_chart(items: Sequence[tuple[str, str, float]], *, title: str, unit_max: 
     top = unit_max or max(100.0, max(v for _, _, v in items))
     label_w, bar_w, row_h = 220, 420, 18
     h = 30 + row_h * len(items) + 24 + 16 * len(series)
-    out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
-           f'width="{label_w + bar_w + 70}" height="{h}">',
+    out = [(f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{label_w + bar_w + 70}" height="{h}">'),
            f'<text x="4" y="16" class="t">{escape(title)}</text>']
     y = 30
     for group, s, v in items:
@@ -55,8 +55,8 @@ def histogram(values: Sequence[int], *, title: str, bins: int = 20, unit: str = 
     bw = w / len(counts)
     srt = sorted(values)
     med = srt[len(srt) // 2]
-    out = [f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
-           f'width="{w + 2 * pad}" height="{h + 50}">', f'<text x="4" y="14" class="t">{escape(title)}</text>']
+    out = [(f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{w + 2 * pad}" height="{h + 50}">'), f'<text x="4" y="14" class="t">{escape(title)}</text>']
     for i, c in enumerate(counts):
         bh = 0 if not peak else c / peak * h
         a, b = lo + i * width, lo + (i + 1) * width - 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 from promptweave.report.workdir import WorkDir
 
