@@ -49,8 +49,8 @@ def to_csv(table: Table) -> str:
 
 
 def to_markdown(table: Table) -> str:
-    def esc(cell: str) -> str:
-        return cell.replace("|", "\\|")
+    def esc(cell: str) -> str:  # one table row per line, whatever a dataset or model name holds
+        return " ".join(cell.replace("\\", "\\\\").replace("|", "\\|").splitlines()) or " "
 
     lines = ["| " + " | ".join(esc(c) for c in table[0]) + " |",
              "|" + "|".join(["-----"] * len(table[0])) + "|"]
