@@ -23,14 +23,11 @@ def _pick_task(browser, dataset: str, model: str):
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     sel = Select(browser.find_element("id", "task-select"))
-    label = next(o.text for o in sel.options if o.text.startswith(f"{dataset} × {model} "))
-    sel.select_by_visible_text(label)
-    WebDriverWait(browser, 30).until(
-        lambda d: d.find_element("id", "match-count").text.endswith(
-            f"of {len(_rows(load_workdir(WD[0]).task(model, dataset).predictions))} rows match"))
+    option = next(o for o in sel.options if o.text.startswith(f"{dataset} × {model} "))
+    value = option.get_attribute("value")
+    sel.select_by_value(value)
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.body.dataset.task") == value)
 
-
-WD: list = []
 
 
 def _console_errors(browser) -> list:
@@ -38,7 +35,6 @@ def _console_errors(browser) -> list:
 
 
 def test_report_in_browser(browser, workdir, tmp_path):
-    WD[:] = [workdir]
     html = workdir / "report.html"
     assert html.is_file(), "run writes the report at the end"
     _open(browser, html)
@@ -141,4 +137,39 @@ def test_compare_in_browser(browser, workdir, workdir_b, tmp_path):
     assert removed == ["- Answer with the letter of the right option."]
     assert added == ["+ Reply with one letter."]
     browser.save_screenshot(str(tmp_path / "compare.png"))
+    assert _console_errors(browser) == []
+
+
+def test_judge_fields_errors_and_other_models(browser, tmp_path):
+    """Fields other parts of a run add (LLM judge, a failed row's error) show in the drill-down, and the same
+    row on the run's other model is listed beside it."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from promptweave.report import write_report
+
+    wd = tmp_path / "w"
+    for model, pred in (("m1", "x"), ("m2", "y")):
+        (wd / "predictions" / model).mkdir(parents=True)
+        (wd / "predictions" / model / "judged.jsonl").write_text(
+            json.dumps({"index": 0, "prompt": "Say y", "output": pred, "prediction": pred, "gold": "y",
+                        "correct": pred == "y", "judge_prompt": f"Is {pred!r} the same as 'y'?",
+                        "judge_verdict": "no" if pred == "x" else "yes", "usage": {"total_tokens": 7}}) + "\n"
+            + json.dumps({"index": 1, "prompt": "Say z", "error": "[PW700] the server timed out"}) + "\n")
+    html = write_report([wd], tmp_path / "r.html")
+    browser.get(html.as_uri())
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    Select(browser.find_element("id", "task-select")).select_by_index(0)
+    rows = browser.find_elements("css selector", "#row-body tr")
+    assert [tr.find_elements("css selector", "td")[2].text for tr in rows] == ["✗ wrong", "error"]
+    rows[0].click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements("css selector", "#detail table.peers"))
+    detail = browser.find_element("id", "detail").text
+    assert "LLM judge" in detail and "Is 'x' the same as 'y'?" in detail and "judge_verdict" in detail
+    assert "total_tokens" in detail  # fields the report does not know are still shown
+    peer = browser.find_element("css selector", "#detail table.peers tbody tr").text
+    assert "m2" in peer and "correct" in peer and "same prompt" in peer
+    browser.find_elements("css selector", "#row-body tr")[1].click()
+    assert "the server timed out" in browser.find_element("id", "detail").text
+    browser.find_element("id", "wrong-only").click()
+    assert len(browser.find_elements("css selector", "#row-body tr")) == 2  # wrong and failed rows
     assert _console_errors(browser) == []

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
-from promptweave.report import changed_rows, load_workdir, score_deltas, score_table, to_csv, to_markdown
+from promptweave.report import (
+    changed_rows,
+    load_workdir,
+    score_deltas,
+    score_table,
+    to_csv,
+    to_markdown,
+)
 
 runner = CliRunner()
 
@@ -110,7 +117,7 @@ def test_errors_are_typed(tmp_path):
 def test_markdown_and_csv_keep_every_cell(cells):
     table = [["dataset", "version", "metric", "mode", "m"]] + [
         [name, "-", "accuracy", "gen", "-" if v is None else f"{v:.2f}"] for name, v in cells]
-    assert list(csv.reader(io.StringIO(to_csv(table)), strict=True)) == table
+    assert list(csv.reader(io.StringIO(to_csv(table), newline=""), strict=True)) == table
     md = to_markdown(table).rstrip("\n").split("\n")
     assert len(md) == len(table) + 1  # one line per row, whatever the names hold
     for line, row in zip(md[2:], table[1:]):
@@ -135,3 +142,8 @@ def _split_md(line: str) -> list[str]:
         cur += body[i]
         i += 1
     return cells + [cur]
+
+
+def test_csv_keeps_a_carriage_return_in_a_name():
+    table = [["dataset", "version", "metric", "mode", "m"], ["a\rb", "-", "accuracy", "gen", "1.00"]]
+    assert list(csv.reader(io.StringIO(to_csv(table), newline=""))) == table

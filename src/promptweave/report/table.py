@@ -44,7 +44,10 @@ def score_table(wd: WorkDir, models: Sequence[str] | None = None) -> Table:
 
 def to_csv(table: Table) -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(table)
+    plain = csv.writer(buf, lineterminator="\n")
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)  # the minimal quoting misses a bare \r
+    for row in table:
+        (quoted if any("\r" in c for c in row) else plain).writerow(row)
     return buf.getvalue()
 
 

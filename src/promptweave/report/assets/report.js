@@ -127,6 +127,37 @@
     return parts;
   }
 
+  // the same row as the run's other models saw and answered it (their blobs are decoded on demand)
+  async function otherModels(t, r, box) {
+    const peers = tasks.filter((o) => o !== t && o.run === t.run && o.dataset === t.dataset && o.n > 0);
+    if (!peers.length) return;
+    const stamp = (box.dataset.stamp = String(Number(box.dataset.stamp || 0) + 1));  // a later click wins
+    const tb = el("tbody");
+    const mine = JSON.stringify(r.prompt);
+    for (const o of peers) {
+      const rows = await decode(o.blob);
+      const same = rows.find((x) => x.index === r.index && x.turn_id === r.turn_id);
+      if (!same) continue;
+      const [vt, vc] = verdict(same);
+      const pick = el("a", { href: "#rows", text: o.model });
+      pick.addEventListener("click", () => {
+        sel.value = String(tasks.indexOf(o));
+        openTask(tasks.indexOf(o)).then(() => {
+          const d = $("detail");
+          d.replaceChildren(...rowDetail(o, same));
+          d.hidden = false;
+          otherModels(o, same, d);
+        });
+      });
+      tb.append(el("tr", {}, el("td", {}, pick), el("td", { class: vc, text: vt }), el("td", { text: show(same.prediction) }),
+        el("td", { text: JSON.stringify(same.prompt) === mine ? "same prompt" : "different prompt" })));
+    }
+    if (!tb.children.length || box.dataset.stamp !== stamp) return;
+    box.append(el("h4", { text: "the same row on the other models" }),
+      el("table", { class: "grid peers" }, el("thead", {}, el("tr", {}, el("th", { text: "model" }), el("th", { text: "verdict" }),
+        el("th", { text: "prediction" }), el("th", { text: "prompt" }))), tb));
+  }
+
   // ------------------------------------------------------------------ rows section
   const tasks = [];
   INDEX.runs.forEach((run, ri) => run.tasks.forEach((t) => tasks.push(Object.assign({ run: ri }, t))));
@@ -151,6 +182,7 @@
     fillSelect($("pred-filter"), distinct("prediction"));
     $("detail").hidden = true;
     applyFilters();
+    document.body.dataset.task = String(k);
   }
 
   function applyFilters() {
@@ -188,6 +220,7 @@
         const d = $("detail");
         d.replaceChildren(...rowDetail(state.task, r));
         d.hidden = false;
+        otherModels(state.task, r, d);
       });
       frag.append(tr);
     }
