@@ -58,7 +58,9 @@ def run_workdir(folder: Path, *, limit: int = 6, answer=None, extra_args=(), edi
                                        *extra_args])
     # a perplexity dataset cannot run on the chat model (no prompt log-probabilities over chat): that one task
     # fails, as it should, and the report shows it as failed
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
     assert res.exit_code == 1 and res.output.count("failed: ") == 1, res.output
+    assert "no report written" not in res.output, res.output
     assert "failed: science_ppl × served-chat" in res.output
     return wd
 

@@ -147,3 +147,16 @@ def _split_md(line: str) -> list[str]:
 def test_csv_keeps_a_carriage_return_in_a_name():
     table = [["dataset", "version", "metric", "mode", "m"], ["a\rb", "-", "accuracy", "gen", "1.00"]]
     assert list(csv.reader(io.StringIO(to_csv(table), newline=""))) == table
+
+
+def test_a_report_problem_never_fails_the_run(tmp_path, monkeypatch, capsys):
+    from rich.console import Console
+
+    from promptweave.report import hook
+
+    def broken(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("promptweave.report.page.write_report", broken)
+    assert hook.report_after_run(tmp_path, Console(), Console(stderr=True)) is None
+    assert "no report written (RuntimeError: boom)" in capsys.readouterr().err

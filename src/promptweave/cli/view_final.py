@@ -44,6 +44,7 @@ class FinalModel:
     uses_chat_template: bool = False
     _tokenizer: Any = field(default=None, repr=False)
     _api_meta: Any = field(default=None, repr=False)
+    _counter: Any = field(default=False, repr=False)  # False: not loaded yet; None: no tokenizer
 
     # ------------------------------------------------------------------ final text
     def final_text(self, rec: Any) -> str | None:
@@ -196,11 +197,14 @@ def fitter_for(builder: Any, fm: FinalModel, mode: str, indices: Sequence[int]) 
                            max_out_len=params.max_out_len)
     if budget is None or not any(builder.ids_for(i) for i in indices):
         return None
-    try:
-        count = load_token_counter(mcfg)
-    except PromptweaveError as exc:
-        _warn(f"model {fm.spec.abbr}: prompts shown before fitting into max_seq_len: {exc}")
-        return None
+    if fm._counter is False:  # loaded once per model, as the run does
+        try:
+            fm._counter = load_token_counter(mcfg)
+        except PromptweaveError as exc:
+            fm._counter = None
+            _warn(f"model {fm.spec.abbr}: prompts shown before fitting into max_seq_len: {exc}")
+            return None
+    count = fm._counter
     if count is None:
         _warn(f"model {fm.spec.abbr}: no tokenizer to count prompt tokens, so prompts are shown before fitting into "
               f"max_seq_len={budget} (run does the same); set tokenizer_path to fit them")

@@ -58,7 +58,9 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
                       "predictions": str(t.predictions) if t.predictions else None,
                       "result": {k2: v for k2, v in t.result.items() if k2 not in ("metrics",)},
                       "wrong": sum(1 for r in rows if r.get("correct") is False),
-                      "errors": sum(1 for r in rows if r.get("error"))})
+                      "errors": sum(1 for r in rows if r.get("error")),
+                      "chars_mean": round(sum(lengths) / len(lengths)) if lengths else 0,
+                      "chars_max": max(lengths, default=0)})
         blobs.append((blob_id, _blob(rows)))
         if lengths:
             charts.append(svg.histogram(lengths, title=f"prompt length · {t.dataset} × {t.model}"))

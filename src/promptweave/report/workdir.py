@@ -225,7 +225,7 @@ def _cache_facts(path: Path) -> dict[str, Any]:
         out["cached calls"] = sum(m[2] for m in models)
         out["first call"] = dt.datetime.fromtimestamp(first, dt.timezone.utc).isoformat(timespec="seconds")
         out["last call"] = dt.datetime.fromtimestamp(last, dt.timezone.utc).isoformat(timespec="seconds")
-        out["models (identity)"] = sorted({m[0] for m in models})
+        out["models answering (cache)"] = sorted({m[0] for m in models})
     if seen:
         out["tokens"] = {k: v for k, v in usage.items() if k != "cost"}
         if usage["cost"]:
