@@ -173,3 +173,27 @@ def test_judge_fields_errors_and_other_models(browser, tmp_path):
     browser.find_element("id", "wrong-only").click()
     assert len(browser.find_elements("css selector", "#row-body tr")) == 2  # wrong and failed rows
     assert _console_errors(browser) == []
+
+
+def test_row_data_is_shown_as_text_never_run(browser, tmp_path):
+    """Names and prompts holding markup or script are shown literally; nothing in them runs."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from promptweave.report import write_report
+
+    evil = "</script><script>window.PWNED=1</script><img src=x onerror=\"window.PWNED=2\">"
+    wd = tmp_path / "w"
+    (wd / "predictions" / "m").mkdir(parents=True)
+    (wd / "results" / "m").mkdir(parents=True)
+    (wd / "predictions" / "m" / "d.jsonl").write_text(json.dumps(
+        {"index": 0, "prompt": evil, "output": evil, "prediction": evil, "gold": "a", "correct": False}) + "\n")
+    (wd / "results" / "m" / "d.json").write_text(json.dumps(
+        {"dataset": evil, "model": "m", "mode": "gen", "status": "done", "metrics": {"accuracy": 0.0}}))
+    html = write_report([wd], tmp_path / "r.html")
+    browser.get(html.as_uri())
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    browser.find_elements("css selector", "#row-body tr")[0].click()
+    assert browser.find_element("css selector", "#detail pre.prompt-text").get_attribute("textContent") == evil
+    assert evil in browser.find_element("id", "score-table").text
+    assert browser.execute_script("return window.PWNED === undefined")
+    assert _console_errors(browser) == []

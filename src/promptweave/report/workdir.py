@@ -104,12 +104,14 @@ def load_workdir(path: str | Path) -> WorkDir:
             t.rows = entry.get("rows")
             if entry.get("predictions_path"):
                 t.predictions = Path(entry["predictions_path"])
+    by_file: dict[tuple[str, str], TaskResult] = {}  # results/<model>/<dataset>.json ↔ predictions/<model>/<dataset>.jsonl
     for f in sorted((root / "results").glob("*/*.json")):
         data = _read_json(f, problems)
         if not isinstance(data, dict):
             continue
         model, dataset = str(data.get("model") or f.parent.name), str(data.get("dataset") or f.stem)
         t = tasks.setdefault((model, dataset), TaskResult(model, dataset))
+        by_file[(f.parent.name, f.stem)] = t
         t.result = data
         t.mode = str(data.get("mode") or t.mode)
         t.status = str(data.get("status") or ("failed" if data.get("error") else "done"))
@@ -128,7 +130,8 @@ def load_workdir(path: str | Path) -> WorkDir:
         if known:
             known[0].predictions = f
             continue
-        t = next((t for t in tasks.values() if _slug(t.model) == f.parent.name and _slug(t.dataset) == f.stem), None)
+        t = by_file.get((f.parent.name, f.stem)) or next(
+            (t for t in tasks.values() if _slug(t.model) == f.parent.name and _slug(t.dataset) == f.stem), None)
         if t is None:
             t = tasks.setdefault((f.parent.name, f.stem), TaskResult(f.parent.name, f.stem, status="no results"))
         t.predictions = f
