@@ -26,8 +26,9 @@ def make_workdir(root: Path, n: int) -> Path:
 
     def q(i: int) -> tuple[str, int]:
         a, b = rnd.randint(2, 60), rnd.randint(1, 9)
-        return (f"Question: {names[i % 8]} has {a} {things[i % 6]} and buys {b} more. How many "
-                f"{things[i % 6]} does {names[i % 8]} have now?\nAnswer with a number.", a + b)
+        text = (f"Question: {names[i % 8]} has {a} {things[i % 6]} and buys {b} more. How many "
+                f"{things[i % 6]} does {names[i % 8]} have now?\nAnswer with a number.")
+        return text, a + b
 
     shots = [q(k) for k in range(3)]
     (root / "predictions" / "chat").mkdir(parents=True)
