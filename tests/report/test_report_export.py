@@ -160,3 +160,31 @@ def test_a_report_problem_never_fails_the_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("promptweave.report.page.write_report", broken)
     assert hook.report_after_run(tmp_path, Console(), Console(stderr=True)) is None
     assert "no report written (RuntimeError: boom)" in capsys.readouterr().err
+
+
+_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                        max_size=3), max_leaves=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(result=st.one_of(st.text(max_size=40), _json_values.map(json.dumps),
+                        st.fixed_dictionaries({"metrics": _json_values, "status": _json_values}).map(json.dumps)),
+       lines=st.lists(st.one_of(st.text(max_size=30).filter(lambda t: "\n" not in t and "\r" not in t),
+                                _json_values.map(json.dumps),
+                                st.fixed_dictionaries({"index": _json_values, "prompt": _json_values,
+                                                       "correct": _json_values, "gold": _json_values})
+                                .map(json.dumps)), max_size=4))
+def test_any_work_dir_content_gives_a_report_or_a_typed_error(tmp_path_factory, result, lines):
+    wd = tmp_path_factory.mktemp("w")
+    (wd / "results" / "m").mkdir(parents=True)
+    (wd / "predictions" / "m").mkdir(parents=True)
+    (wd / "results" / "m" / "d.json").write_text(result)
+    (wd / "predictions" / "m" / "d.jsonl").write_text("".join(line + "\n" for line in lines))
+    res = runner.invoke(app, ["report", str(wd), "-o", str(wd / "r.html")])
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.exit_code in (0, 2)
+    if res.exit_code == 0:
+        assert (wd / "r.html").stat().st_size > 0
+    res = runner.invoke(app, ["report", str(wd), "--csv", "-"])
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)

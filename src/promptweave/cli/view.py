@@ -133,10 +133,12 @@ def _compare(console: Any, finals: list[Any], per_model: list[list[Any]], as_jso
     else:
         fm = finals[0]
         if fm.chat is None:
+            cfg = fm.spec.config
             raise ConfigError("--compare with one model needs its tokenizer's chat template to compare the meta "
-                              "template with", field=f"models[{fm.spec.abbr}].tokenizer_path",
-                              value=fm.tokenizer_path, expected="a local tokenizer folder with a chat_template, or "
-                                                                "two -m to compare two models")
+                              "template with", file=fm.spec.file, field=f"models[{fm.spec.abbr}].tokenizer_path",
+                              value=cfg.get("tokenizer_path") or cfg.get("path") or "(none set)",
+                              expected="a local tokenizer folder with a chat_template, or two -m to compare two "
+                                       "models")
         pairs = []
         for rec in per_model[0]:
             chat_text = fm.final_text(rec) if fm.uses_chat_template else (fm.meta_vs_chat(rec) or (None, None))[1]
