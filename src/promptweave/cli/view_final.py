@@ -188,10 +188,16 @@ def fitter_for(builder: Any, fm: FinalModel, mode: str, indices: Sequence[int]) 
         generation_params,
         load_token_counter,
     )
-    from promptweave.run.plan import prompt_budget
+    from promptweave.run.plan import infer_mode, prompt_budget
 
     settings = builder.dataset.inferencer.settings
     mcfg = fm.spec.config
+    try:  # the run's mode decides what the budget keeps free (a CLP run builds gen prompts, but reserves nothing)
+        run_mode = infer_mode(builder.dataset.inferencer.type)
+    except PromptweaveError:
+        run_mode = mode
+    if ("gen" if run_mode == "clp" else run_mode) == mode:
+        mode = run_mode
     params = generation_params(mcfg, max_out_len=settings.get("max_out_len"), stop=settings.get("stopping_criteria"))
     budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=mode,
                            max_out_len=params.max_out_len)
