@@ -76,18 +76,20 @@ def predictions(work: Path, abbr: str) -> list[dict]:
 
 def missing_eval_names(evaluators: tuple[str, ...] = (), postprocessors: tuple[str, ...] = ()) -> list[str]:
     """Evaluator / postprocessor names this build cannot construct (the evaluation area lands them)."""
+    import inspect
+
     from promptweave.errors import PromptweaveError
     from promptweave.evaluate import build_evaluation
 
-    missing = []
-    for name in evaluators:
+    accepted = inspect.signature(build_evaluation).parameters
+    kwargs = {k: v for k, v in (("mode", "gen"), ("allow_code", False), ("where", "eval_cfg")) if k in accepted}
+
+    def builds(cfg: dict) -> bool:
         try:
-            build_evaluation({"evaluator": {"type": name}}, mode="gen", allow_code=False, where="eval_cfg")
+            build_evaluation(cfg, **kwargs)
         except PromptweaveError:
-            missing.append(name)
-    for name in postprocessors:
-        try:
-            build_evaluation({"pred_postprocessor": {"type": name}}, mode="gen", allow_code=False, where="eval_cfg")
-        except PromptweaveError:
-            missing.append(name)
-    return missing
+            return False
+        return True
+
+    return ([n for n in evaluators if not builds({"evaluator": {"type": n}})]
+            + [n for n in postprocessors if not builds({"pred_postprocessor": {"type": n}})])
