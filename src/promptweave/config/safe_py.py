@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import PromptweaveError, SandboxError
+from promptweave.errors import ConfigError, PromptweaveError, SandboxError
 from promptweave.sandbox import BudgetError, Function, Host, Interpreter, Meter, Namespace
 from promptweave.sandbox.budget import DEFAULT_BUDGET, Budget
 from promptweave.sandbox.imports import REFERENCE_TREES, checked, module_file, reference_roots, within
@@ -69,8 +69,8 @@ class SafeConfigLoader:
             raise BudgetError("evaluation nested too deeply or built too much (budget max_depth / max_alloc)",
                               file=self.meter.where) from None
         except Exception as exc:  # the config's own error: KeyError, raise ValueError(...), a failed assert
-            raise SandboxError(f"the config raised {type(exc).__name__}: {exc}".rstrip(": "),
-                               file=self.meter.where) from None
+            raise ConfigError(f"the config raised {type(exc).__name__}: {exc}".rstrip(": "),
+                              file=self.meter.where) from None
         finally:
             self.stack.pop()
             self.meter.file, self.meter.line = saved

@@ -13,7 +13,10 @@ import inspect
 import re
 from typing import Any, ClassVar, Sequence
 
-from promptweave.errors import LVEError
+import regex
+
+from promptweave.errors import BudgetError, LVEError
+from promptweave.sandbox.budget import DEFAULT_BUDGET
 from promptweave.lve.model import Message, Role
 from promptweave.lve.safe_lambda import SafeLambda, UnsafeExpressionError
 
@@ -214,7 +217,8 @@ class RegexChecker(Checker):
     def __init__(self, pattern: str, match_safe: bool, flags: Any = 0) -> None:
         super().__init__()
         flag_value = 0 if flags == 0 else _REGEX_FLAGS[flags]
-        self.pattern = re.compile(pattern, flag_value)
+        # the regex engine (re-compatible syntax) so a test's pattern runs with a timeout
+        self.pattern = regex.compile(pattern, flag_value)
         self.match_safe = match_safe
 
     @classmethod
@@ -227,8 +231,13 @@ class RegexChecker(Checker):
         _check_bool(args, "match_safe")
 
     def is_safe(self, prompt_out: Sequence[Message], param_values: dict[str, Any]) -> bool:
-        found = self.pattern.search(self.response_of(prompt_out)) is not None
-        return found == self.match_safe
+        try:
+            found = self.pattern.search(self.response_of(prompt_out), timeout=DEFAULT_BUDGET.regex_seconds)
+        except TimeoutError:
+            raise BudgetError(f"RegexChecker pattern ran past its time budget (regex_seconds="
+                              f"{DEFAULT_BUDGET.regex_seconds})", field="checker_args.pattern",
+                              value=self.pattern.pattern) from None
+        return (found is not None) == self.match_safe
 
 
 class ExactMatchChecker(Checker):

@@ -1,7 +1,7 @@
 """The sandbox's budgets: every limit in one place, each checked before the work it bounds.
 
 The numbers are chosen so that any ordinary config or checker stays two orders of magnitude
-below them (the largest reference config takes ~60k steps) while a bomb is refused in well
+below them (the largest reference config takes ~134k steps) while a bomb is refused in well
 under a second of interpreter time.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from promptweave.errors import BudgetError
 class Budget:
     """Limits for one evaluation (one config file tree, or one checker call)."""
 
-    max_steps: int = 1_000_000  # evaluated nodes + loop iterations
+    max_steps: int = 400_000  # evaluated nodes + loop iterations (largest reference config: ~134k)
     max_seconds: float = 10.0  # wall time, a safety net behind max_steps
     max_depth: int = 200  # nesting of expressions and function calls
     max_int_bits: int = 100_000  # size of any integer a ** / << / * may produce (~30,000 digits)

@@ -237,11 +237,15 @@ class Interpreter:
         self.modules = build(self)
         self.builtins = self._builtins()
         self.in_read_base = 0
+        self._max_steps = self.meter.budget.max_steps
+        self._max_depth = self.meter.budget.max_depth
+        self._dispatch = {getattr(ast, name[2:]): getattr(self, name) for name in dir(self)
+                          if name.startswith("e_") and hasattr(ast, name[2:])}
 
     # ------------------------------------------------------------------ errors
     def refuse(self, node: ast.AST | None, form: str, why: str = "is not allowed in safe mode") -> SandboxError:
         line = getattr(node, "lineno", None) or self.meter.line
-        return SandboxError(f"{form} {why} ({self.host.trust_hint})",
+        return SandboxError(f"{form} {why} ({self.host.trust_hint})".replace("  ", " "),
                             file=f"{self.file}:{line}" if line else self.file)
 
     def at(self, node: ast.AST) -> None:
@@ -554,16 +558,26 @@ class Interpreter:
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.AST, scope: Scope) -> Any:
+        t = type(node)
+        if t is ast.Constant:
+            return node.value  # type: ignore[attr-defined]
         meter = self.meter
-        meter.tick()
-        meter.enter()
+        meter.steps += 1
+        if meter.steps > self._max_steps or not meter.steps & 0x3FF:
+            meter.tick(0)
+        if t is ast.Name:
+            return self.lookup(node.id, scope, node)  # type: ignore[attr-defined]
+        meter.depth += 1
+        if meter.depth > self._max_depth:
+            meter.depth -= 1
+            meter.enter()
         try:
-            method = getattr(self, "e_" + type(node).__name__, None)
+            method = self._dispatch.get(t)
             if method is None:
-                raise self.refuse(node, f"'{type(node).__name__}' expressions")
+                raise self.refuse(node, f"'{t.__name__}' expressions")
             return method(node, scope)
         finally:
-            meter.leave()
+            meter.depth -= 1
 
     def e_Constant(self, node: ast.Constant, scope: Scope) -> Any:
         return node.value
@@ -645,7 +659,7 @@ class Interpreter:
             result = a << b
         elif t is ast.Mod:
             if isinstance(a, (str, bytes)):
-                result = formatting.safe_percent(meter, lambda why: self.refuse(node, why, "(safe mode)"), a, b)
+                result = formatting.safe_percent(meter, lambda why: self.refuse(node, why, ""), a, b)
             else:
                 result = a % b
         elif t is ast.Sub:
@@ -803,7 +817,18 @@ class Interpreter:
         first, rest = generators[0], generators[1:]
         if first.is_async:
             raise self.refuse(node, "async comprehensions")
-        for item in self.iterate(self.eval(first.iter, scope), node):
+        iterable = self.eval(first.iter, scope)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)) and not any(g.ifs for g in generators) \
+                and isinstance(iterable, (range, list, tuple, dict, set, str)):
+            # nested loops of known sizes: refuse the product before building any of it
+            expected = len(iterable) * max(len(generators[1:]) and 1, 1)
+            for g in generators[1:]:
+                if isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name) and g.iter.func.id == "range" \
+                        and len(g.iter.args) == 1 and isinstance(g.iter.args[0], ast.Constant) \
+                        and isinstance(g.iter.args[0].value, int):
+                    expected *= max(g.iter.args[0].value, 0)
+            self.meter.check_len(expected, f"a {type(node).__name__}", text=False)
+        for item in self.iterate(iterable, node):
             inner = Scope({}, scope)
             self.assign(first.target, item, inner)
             if all(self.truth(self.eval(cond, inner)) for cond in first.ifs):
@@ -853,14 +878,14 @@ class Interpreter:
     def measure(self, value: Any) -> None:
         """Walk a value before a C-level copy/dump of it: its size (shared parts counted each time they
         appear, as the copy will) must fit the budget."""
-        budget = self.meter.budget.max_items * 10
+        budget = self.meter.budget.max_items * 2
         stack = [value]
         seen = 0
         while stack:
             v = stack.pop()
             seen += 1
             if seen > budget:
-                raise self.meter.refuse("copying a value this large", f"max_items*10={budget}")
+                raise self.meter.refuse("copying a value this large", f"max_items*2={budget}")
             if isinstance(v, dict):
                 stack.extend(v.keys())
                 stack.extend(v.values())
@@ -949,7 +974,7 @@ class Interpreter:
     def call_method(self, bm: BoundMethod, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         obj, name = bm.obj, bm.name
         meter = self.meter
-        refuse = lambda why: self.refuse(node, why, "(safe mode)")  # noqa: E731
+        refuse = lambda why: self.refuse(node, why, "")  # noqa: E731
         if isinstance(obj, Environ):
             if not node.args:
                 raise TypeError("os.environ.get() takes a variable name")
