@@ -3,7 +3,7 @@
 A checker is built per instance (its string arguments are formatted with the
 instance args first, as LVE does) and judges the filled conversation(s) with the
 model replies in. ``validate`` runs at load time on whatever arguments are already
-known (those without placeholders), so a bad regex or lambda is reported before
+known (those without placeholders; a lambda as written), so a bad regex or lambda is reported before
 any instance is filled.
 """
 from __future__ import annotations

@@ -133,7 +133,7 @@ def _checker_args(test: LVETest, args: dict[str, Any], param_values: dict[str, A
         where = f"checker_args.{key}"
         try:
             if key in code_args:
-                out[key] = template.fill({})
+                out[key] = template.as_written()  # code is never filled with values
             elif spec.builtin is core.ExactMatchChecker and key == "pattern":
                 out[key] = fill_twice(template, args, param_values, file=str(test.test_file), field=where)
             else:

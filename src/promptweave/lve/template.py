@@ -71,6 +71,10 @@ class Template:
     def is_literal(self) -> bool:
         return not any(isinstance(p, Field) for p in self.pieces)
 
+    def as_written(self) -> str:
+        """The text with ``{{``/``}}`` escapes resolved and every placeholder kept as written (not filled)."""
+        return _as_written(self.pieces)
+
     def fill(self, values: Mapping[str, Any], *, file: str | None = None, field: str | None = None) -> str:
         return "".join(text for text, _ in self.fill_segments(values, file=file, field=field))
 
@@ -84,6 +88,18 @@ class Template:
             else:
                 merged.append((seg, is_lit))
         return merged
+
+
+def _as_written(pieces: tuple[Piece, ...]) -> str:
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+            continue
+        conv = f"!{piece.conversion}" if piece.conversion else ""
+        spec = f":{_as_written(piece.spec)}" if piece.spec else ""
+        out.append("{" + piece.name + conv + spec + "}")
+    return "".join(out)
 
 
 def _fill(pieces: tuple[Piece, ...], values: Mapping[str, Any], file: str | None,
