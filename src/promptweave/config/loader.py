@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from promptweave.config.safe_py import load_py_config
 from promptweave.errors import BudgetError, ConfigError, PromptweaveError
 from promptweave.sandbox.budget import DEFAULT_BUDGET
+from promptweave.sandbox.interp import Function
 from promptweave.sandbox.refs import ClassRef, ModuleRef
 
 
@@ -50,6 +51,8 @@ def normalise(value: Any, _depth: int = 0) -> Any:
         return value.name
     if isinstance(value, ModuleRef):
         return value.name
+    if isinstance(value, Function):
+        return value.__name__  # a function defined in the config, named like a class reference
     if isinstance(value, type):
         return value.__name__
     if isinstance(value, Mapping):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 import regex
@@ -113,12 +112,16 @@ class Host:
         return {}
 
 
-@dataclass
 class Scope:
-    vars: dict[str, Any]
-    parent: "Scope | None" = None
-    global_names: set[str] = field(default_factory=set)
-    nonlocal_names: set[str] = field(default_factory=set)
+    """Variables of a module, a function call or a comprehension; ``parent`` is the enclosing scope."""
+
+    __slots__ = ("vars", "parent", "global_names", "nonlocal_names")
+
+    def __init__(self, vars: dict[str, Any], parent: "Scope | None" = None) -> None:
+        self.vars = vars
+        self.parent = parent
+        self.global_names: set[str] = set()
+        self.nonlocal_names: set[str] = set()
 
     def module(self) -> "Scope":
         s = self
@@ -241,6 +244,8 @@ class Interpreter:
         self._max_depth = self.meter.budget.max_depth
         self._dispatch = {getattr(ast, name[2:]): getattr(self, name) for name in dir(self)
                           if name.startswith("e_") and hasattr(ast, name[2:])}
+        self._stmt_dispatch = {getattr(ast, name[2:]): getattr(self, name) for name in dir(self)
+                               if name.startswith("s_") and hasattr(ast, name[2:])}
 
     # ------------------------------------------------------------------ errors
     def refuse(self, node: ast.AST | None, form: str, why: str = "is not allowed in safe mode") -> SandboxError:
@@ -277,9 +282,13 @@ class Interpreter:
             self.exec_stmt(stmt, scope)
 
     def exec_stmt(self, node: ast.stmt, scope: Scope) -> None:
-        self.meter.tick()
-        self.at(node)
-        method = getattr(self, "s_" + type(node).__name__, None)
+        meter = self.meter
+        meter.steps += 1
+        if meter.steps > self._max_steps or not meter.steps & 0x3FF:
+            meter.tick(0)
+        meter.file = self.file
+        meter.line = node.lineno
+        method = self._stmt_dispatch.get(type(node))
         if method is None:
             raise self.refuse(node, f"'{type(node).__name__}' statements")
         method(node, scope)
@@ -638,8 +647,10 @@ class Interpreter:
         return self.binop(node.op, self.eval(node.left, scope), self.eval(node.right, scope), node)
 
     def binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
-        meter = self.meter
         t = type(op)
+        if type(a) is int and type(b) is int and (t is ast.Add or t is ast.Sub):
+            return a + b if t is ast.Add else a - b  # bounded by the operands: no check needed
+        meter = self.meter
         if t is ast.Add:
             if isinstance(a, SEQUENCES) and isinstance(b, SEQUENCES):
                 meter.check_len(len(a) + len(b), "'+'", text=isinstance(a, TEXT))
@@ -688,6 +699,9 @@ class Interpreter:
         return pow(a, b) if mod is None else pow(a, b, mod)
 
     def sized(self, value: Any, node: ast.AST | None = None) -> Any:
+        tv = type(value)
+        if tv is int or tv is float or tv is bool or value is None:
+            return value
         if isinstance(value, TEXT):
             self.meter.check_len(len(value), "a string", text=True)
             self.meter.alloc(len(value))
@@ -1075,9 +1089,6 @@ class Interpreter:
                 raise self.refuse(None, f"open() with mode {mode!r}", "is not allowed in safe mode (read-only 'r')")
             return OpenFile(self.host.open_file(path, mode, encoding))
 
-        def deepcopy_(value: Any, memo: Any = None) -> Any:
-            return self.modules["copy"].members["deepcopy"](value)
-
         def sorted_(iterable: Iterable[Any], *, key: Any = None, reverse: bool = False) -> list[Any]:
             if key is not None and not (isinstance(key, Function) or id(key) in self._callable_ids):
                 raise TypeError(f"sorted() key must be a function, not {key}")
@@ -1098,9 +1109,7 @@ class Interpreter:
             "ord": ord, "chr": chr, "divmod": divmod, "repr": repr, "ascii": ascii, "hash": hash, "map": map,
             "filter": filter, "pow": pow_, "format": format_, "print": print_, "open": open_,
             "hex": hex, "oct": oct, "bin": bin, "slice": slice,
-            "deepcopy": deepcopy_,
         }
-        del names["deepcopy"]  # only reachable by importing it from copy, as in Python
         names.update(_EXCEPTIONS)
         self._callable_ids = {id(v) for v in names.values() if callable(v)}
         self._callable_ids.update(id(v) for ns in self.modules.values() for v in ns.members.values() if callable(v))
