@@ -4,11 +4,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from tests.lve.lve_helpers import base_test
 
 from promptweave.errors import LVEError
-from promptweave.lve import LVEFillError, LVELoadError, ScriptedChatModel, load_test, prepare, run_instance
+from promptweave.lve import (
+    LVEFillError,
+    ScriptedChatModel,
+    load_test,
+    prepare,
+    run_instance,
+)
 from promptweave.lve.checkers import extract_value, indel_ratio
+from tests.lve.lve_helpers import base_test
 
 
 def test_multi_variable_prompt_makes_one_call_per_null_assistant(make_lve):

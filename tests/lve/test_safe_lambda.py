@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from promptweave.lve.safe_lambda import ExpressionLimitError, SafeLambda, UnsafeExpressionError
+from promptweave.lve.safe_lambda import (
+    ExpressionLimitError,
+    SafeLambda,
+    UnsafeExpressionError,
+)
 
 
 @pytest.mark.parametrize("source,args,kwargs,expected", [

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from promptweave.config.safe_py import load_py_config
 from promptweave.errors import BudgetError, ConfigError, PromptweaveError
@@ -79,7 +80,7 @@ def _load_yaml(p: Path) -> Any:
             return super().compose_node(parent, index)
 
     try:
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)

@@ -14,9 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import ConfigError, PromptweaveError, SandboxError
-from promptweave.sandbox import BudgetError, Function, Host, Interpreter, Meter, Namespace
+from promptweave.sandbox import (
+    BudgetError,
+    Function,
+    Host,
+    Interpreter,
+    Meter,
+    Namespace,
+)
 from promptweave.sandbox.budget import DEFAULT_BUDGET, Budget
-from promptweave.sandbox.imports import REFERENCE_TREES, checked, module_file, reference_roots, within
+from promptweave.sandbox.imports import (
+    REFERENCE_TREES,
+    checked,
+    module_file,
+    reference_roots,
+    within,
+)
 from promptweave.sandbox.modules import looks_secret
 from promptweave.sandbox.refs import ClassRef, ModuleRef
 
@@ -68,7 +81,7 @@ class SafeConfigLoader:
         except (RecursionError, MemoryError):
             raise BudgetError("evaluation nested too deeply or built too much (budget max_depth / max_alloc)",
                               file=self.meter.where) from None
-        except Exception as exc:  # the config's own error: KeyError, raise ValueError(...), a failed assert
+        except Exception as exc:  # noqa: BLE001 - the config's own error: KeyError, raise ValueError(...), assert
             raise ConfigError(f"the config raised {type(exc).__name__}: {exc}".rstrip(": "),
                               file=self.meter.where) from None
         finally:

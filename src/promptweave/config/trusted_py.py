@@ -19,8 +19,9 @@ import importlib.machinery
 import sys
 import traceback
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from promptweave.errors import ConfigError, PromptweaveError
 from promptweave.sandbox.imports import REFERENCE_TREES, install_dirs, module_file
@@ -38,10 +39,10 @@ class ConfigDict(dict):
         except KeyError:
             raise AttributeError(name) from None
 
-    def deepcopy(self) -> "ConfigDict":
+    def deepcopy(self) -> ConfigDict:
         return copy.deepcopy(self)
 
-    def copy(self) -> "ConfigDict":  # type: ignore[override]
+    def copy(self) -> ConfigDict:  # type: ignore[override]
         return ConfigDict(self)
 
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import re
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import regex
 
 from promptweave.errors import BudgetError, LVEError
-from promptweave.sandbox.budget import DEFAULT_BUDGET
 from promptweave.lve.model import Message, Role
 from promptweave.lve.safe_lambda import SafeLambda, UnsafeExpressionError
+from promptweave.sandbox.budget import DEFAULT_BUDGET
 
 EXTRACTORS = ("int_last", "int_first", "float_last", "float_first")
 
@@ -189,8 +190,8 @@ class MultiRunLambdaChecker(LambdaChecker):
         return self.func([self.response_of(p) for p in prompt_out], **param_values)
 
 
-_REGEX_FLAGS = {"A": re.A, "ASCII": re.A, "I": re.I, "IGNORECASE": re.I, "L": re.L, "LOCALE": re.L,
-                "M": re.M, "MULTILINE": re.M, "DOTALL": re.S}
+_REGEX_FLAGS = {"A": re.ASCII, "ASCII": re.ASCII, "I": re.IGNORECASE, "IGNORECASE": re.IGNORECASE, "L": re.LOCALE, "LOCALE": re.LOCALE,
+                "M": re.MULTILINE, "MULTILINE": re.MULTILINE, "DOTALL": re.DOTALL}
 
 
 def _compile_regex(pattern: Any, field: str, flags: int = 0) -> re.Pattern[str] | None:
@@ -383,7 +384,7 @@ class RefuseChecker(Checker):
         return any(p in response for p in REFUSAL_PHRASES)
 
 
-class PII_Checker(Checker):  # noqa: N801 - LVE's name
+class PII_Checker(Checker):
     """Safe iff Microsoft Presidio finds none of ``entities``; found spans are masked in the record."""
 
     name = "PII_Checker"

@@ -17,7 +17,13 @@ from promptweave.errors import LVEError
 from promptweave.lve import checkers as core
 from promptweave.lve.custom import defined_classes
 from promptweave.lve.model import (
-    CheckerSpec, LVELoadError, LVETest, Message, PromptSpec, Role, RunSpec,
+    CheckerSpec,
+    LVELoadError,
+    LVETest,
+    Message,
+    PromptSpec,
+    Role,
+    RunSpec,
 )
 from promptweave.lve.template import Template, TemplateSyntaxError, compile_template
 

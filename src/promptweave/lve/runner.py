@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from promptweave.errors import LVEError, ModelError
 from promptweave.lve import checkers as core

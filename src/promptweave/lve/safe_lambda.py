@@ -8,8 +8,9 @@ configs, with ``re`` backed by the ``regex`` package so a pattern runs with a ti
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any
 
 from promptweave.errors import BudgetError, SandboxError
 from promptweave.sandbox import Budget, Function, Host, Interpreter
@@ -116,7 +117,7 @@ class SafeLambda:
 
     @classmethod
     def compile(cls, source: str, *, max_steps: int = MAX_STEPS, max_seconds: float = MAX_SECONDS,
-                file: str = "checker lambda") -> "SafeLambda":
+                file: str = "checker lambda") -> SafeLambda:
         return cls(source, _parse(source, file), max_steps, max_seconds, file)
 
     @property

@@ -13,8 +13,9 @@ value on its own, so
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 from promptweave.lve.errors import LVEFillError, LVELoadError
 
@@ -39,7 +40,7 @@ class Field:
 
     name: str
     conversion: str | None
-    spec: tuple["Piece", ...]
+    spec: tuple[Piece, ...]
 
 
 Piece = Union[str, Field]

@@ -8,7 +8,13 @@ One set of rules (:mod:`~promptweave.sandbox.interp`), one set of budgets
 """
 from promptweave.errors import BudgetError, SandboxError
 from promptweave.sandbox.budget import DEFAULT_BUDGET, Budget, Meter
-from promptweave.sandbox.interp import BoundMethod, Function, Host, Interpreter, OpenFile
+from promptweave.sandbox.interp import (
+           BoundMethod,
+           Function,
+           Host,
+           Interpreter,
+           OpenFile,
+)
 from promptweave.sandbox.modules import Environ, Namespace
 from promptweave.sandbox.refs import ClassRef, ModuleRef
 

@@ -7,11 +7,11 @@ checked against the string budget before anything is built.
 """
 from __future__ import annotations
 
+import _string  # the C helper str.format itself uses to split field names
 import re
 import string
-from typing import Any, Callable, Mapping, Sequence
-
-import _string  # the C helper str.format itself uses to split field names
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from promptweave.errors import SandboxError
 from promptweave.sandbox.budget import Meter
@@ -20,7 +20,7 @@ PLAIN_SCALARS = (str, int, float, bool, type(None), complex, bytes)
 PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
 _FORMATTER = string.Formatter()
 _NUMBER = re.compile(r"\d+")
-_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?(.)", re.S)
+_PERCENT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?(.)", re.DOTALL)
 
 Refuse = Callable[[str], SandboxError]
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import regex
 
@@ -102,10 +103,10 @@ class Host:
     def open_file(self, path: Any, mode: str = "r", encoding: str | None = None) -> Any:
         raise SandboxError("reading files is not allowed here")
 
-    def import_from(self, interp: "Interpreter", node: ast.ImportFrom, in_read_base: bool) -> dict[str, Any]:
+    def import_from(self, interp: Interpreter, node: ast.ImportFrom, in_read_base: bool) -> dict[str, Any]:
         raise interp.refuse(node, "import statements")
 
-    def import_module(self, interp: "Interpreter", node: ast.Import, name: str) -> Any:
+    def import_module(self, interp: Interpreter, node: ast.Import, name: str) -> Any:
         raise interp.refuse(node, "import statements")
 
     def globals(self) -> dict[str, Any]:
@@ -115,15 +116,15 @@ class Host:
 class Scope:
     """Variables of a module, a function call or a comprehension; ``parent`` is the enclosing scope."""
 
-    __slots__ = ("vars", "parent", "global_names", "nonlocal_names")
+    __slots__ = ("global_names", "nonlocal_names", "parent", "vars")
 
-    def __init__(self, vars: dict[str, Any], parent: "Scope | None" = None) -> None:
+    def __init__(self, vars: dict[str, Any], parent: Scope | None = None) -> None:
         self.vars = vars
         self.parent = parent
         self.global_names: set[str] = set()
         self.nonlocal_names: set[str] = set()
 
-    def module(self) -> "Scope":
+    def module(self) -> Scope:
         s = self
         while s.parent is not None:
             s = s.parent
@@ -133,7 +134,7 @@ class Scope:
 class Function:
     """A ``def`` or ``lambda`` of the sandboxed code; calling it interprets its body."""
 
-    def __init__(self, interp: "Interpreter", node: ast.FunctionDef | ast.Lambda, scope: Scope,
+    def __init__(self, interp: Interpreter, node: ast.FunctionDef | ast.Lambda, scope: Scope,
                  defaults: list[Any], kw_defaults: list[Any]) -> None:
         self.interp = interp
         self.node = node
@@ -145,7 +146,7 @@ class Function:
     def __repr__(self) -> str:
         return f"<function {self.__name__}>"
 
-    def __deepcopy__(self, memo: Any) -> "Function":
+    def __deepcopy__(self, memo: Any) -> Function:
         return self  # a function is shared, never copied (copying would copy the interpreter)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -162,7 +163,7 @@ class BoundMethod:
     def __repr__(self) -> str:
         return f"<method {type(self.obj).__name__}.{self.name}>"
 
-    def __deepcopy__(self, memo: Any) -> "BoundMethod":
+    def __deepcopy__(self, memo: Any) -> BoundMethod:
         return self
 
 
@@ -761,7 +762,7 @@ class Interpreter:
         return self.sized(container[key], node)
 
     def e_Slice(self, node: ast.Slice, scope: Scope) -> Any:
-        part = lambda n: None if n is None else self.eval(n, scope)  # noqa: E731
+        part = lambda n: None if n is None else self.eval(n, scope)
         return slice(part(node.lower), part(node.upper), part(node.step))
 
     def e_Attribute(self, node: ast.Attribute, scope: Scope) -> Any:
@@ -988,7 +989,7 @@ class Interpreter:
     def call_method(self, bm: BoundMethod, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         obj, name = bm.obj, bm.name
         meter = self.meter
-        refuse = lambda why: self.refuse(node, why, "")  # noqa: E731
+        refuse = lambda why: self.refuse(node, why, "")
         if isinstance(obj, Environ):
             if not node.args:
                 raise TypeError("os.environ.get() takes a variable name")
@@ -1092,7 +1093,7 @@ class Interpreter:
         def sorted_(iterable: Iterable[Any], *, key: Any = None, reverse: bool = False) -> list[Any]:
             if key is not None and not (isinstance(key, Function) or id(key) in self._callable_ids):
                 raise TypeError(f"sorted() key must be a function, not {key}")
-            return sorted(list(self.consume(iterable)), key=key, reverse=reverse)
+            return sorted(self.consume(iterable), key=key, reverse=reverse)
 
         def max_(*args: Any, **kwargs: Any) -> Any:
             return max(*(list(self.consume(args[0])),) if len(args) == 1 else args, **kwargs)

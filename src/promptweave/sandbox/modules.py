@@ -13,7 +13,8 @@ import json
 import math
 import posixpath
 import string
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import regex
 
@@ -33,7 +34,7 @@ class Namespace:
 
     __str__ = __repr__
 
-    def __deepcopy__(self, memo: Any) -> "Namespace":
+    def __deepcopy__(self, memo: Any) -> Namespace:
         return self
 
 
@@ -43,7 +44,7 @@ class Environ:
     def __repr__(self) -> str:
         return "<os.environ>"
 
-    def __deepcopy__(self, memo: Any) -> "Environ":
+    def __deepcopy__(self, memo: Any) -> Environ:
         return self
 
 
@@ -60,7 +61,7 @@ def looks_secret(name: str) -> bool:
     return any(p in _SECRET_PARTS for p in parts) or "APIKEY" in name.upper()
 
 
-def build(interp: "Interpreter") -> dict[str, Namespace]:
+def build(interp: Interpreter) -> dict[str, Namespace]:
     """The pure modules, bound to one interpreter's meter and host."""
     meter = interp.meter
     host = interp.host
