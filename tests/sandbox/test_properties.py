@@ -90,3 +90,17 @@ def test_format_strings_on_plain_data_match_python_or_are_refused(template, args
         assert expected is None
         return
     assert got == expected
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.sampled_from(list("[]{}:,-&*ab1 \n\"'!|>%")), max_size=60),
+       suffix=st.sampled_from([".yaml", ".json", ".py"]))
+def test_config_files_of_any_text_load_or_fail_typed(tmp_path, text, suffix):
+    from promptweave.config import load_config
+
+    p = tmp_path / f"c{suffix}"
+    p.write_text(text, encoding="utf-8")
+    try:
+        load_config(p)
+    except PromptweaveError:
+        pass

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -263,7 +264,9 @@ class Interpreter:
     # ------------------------------------------------------------------ entry points
     def parse(self, source: str, mode: str = "exec") -> ast.AST:
         try:
-            return ast.parse(source, filename=self.file, mode=mode)
+            with warnings.catch_warnings():  # e.g. "invalid escape sequence": Python's own note, not ours to print
+                warnings.simplefilter("ignore", SyntaxWarning)
+                return ast.parse(source, filename=self.file, mode=mode)
         except SyntaxError as exc:
             raise SandboxError(f"Python syntax error: {exc.msg}", file=f"{self.file}:{exc.lineno}") from None
         except (RecursionError, MemoryError):
@@ -825,7 +828,8 @@ class Interpreter:
             self.meter.line = saved_line
 
     # comprehensions: lazy generators (so all()/any() short-circuit), eager lists/sets/dicts
-    def _gen(self, generators: list[ast.comprehension], scope: Scope, node: ast.AST) -> Iterator[Scope]:
+    def _gen(self, generators: list[ast.comprehension], scope: Scope, node: ast.AST,
+             outer: int = 1) -> Iterator[Scope]:
         if not generators:
             yield scope
             return
@@ -833,21 +837,16 @@ class Interpreter:
         if first.is_async:
             raise self.refuse(node, "async comprehensions")
         iterable = self.eval(first.iter, scope)
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)) and not any(g.ifs for g in generators) \
-                and isinstance(iterable, (range, list, tuple, dict, set, str)):
-            # nested loops of known sizes: refuse the product before building any of it
-            expected = len(iterable) * max(len(generators[1:]) and 1, 1)
-            for g in generators[1:]:
-                if isinstance(g.iter, ast.Call) and isinstance(g.iter.func, ast.Name) and g.iter.func.id == "range" \
-                        and len(g.iter.args) == 1 and isinstance(g.iter.args[0], ast.Constant) \
-                        and isinstance(g.iter.args[0].value, int):
-                    expected *= max(g.iter.args[0].value, 0)
-            self.meter.check_len(expected, f"a {type(node).__name__}", text=False)
+        size = len(iterable) if isinstance(iterable, (range, list, tuple, dict, set, str)) else None
+        if size is not None and outer and isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+            # a list built by nested loops: refuse the product of their sizes before building any of it
+            self.meter.check_len(outer * size, f"a {type(node).__name__}", text=False)
+        inner_outer = outer * size if size is not None and not first.ifs and outer else 0
         for item in self.iterate(iterable, node):
             inner = Scope({}, scope)
             self.assign(first.target, item, inner)
             if all(self.truth(self.eval(cond, inner)) for cond in first.ifs):
-                yield from self._gen(rest, inner, node)
+                yield from self._gen(rest, inner, node, inner_outer)
 
     def e_GeneratorExp(self, node: ast.GeneratorExp, scope: Scope) -> Any:
         return (self.eval(node.elt, s) for s in self._gen(node.generators, scope, node))
