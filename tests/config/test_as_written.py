@@ -84,6 +84,16 @@ def test_statements_configs_use(tmp_path, monkeypatch):
     assert cfg.env_reads == {"PW_TEST_DATA_ROOT": True, "PW_TEST_UNSET": False}
 
 
+def test_augmented_list_assignment_extends_in_place(tmp_path):
+    cfg = load_config(_write(tmp_path / "c.py", """
+        a = [dict(abbr='x')]
+        b = a
+        a += [dict(abbr='y')]
+        datasets = b
+    """))
+    assert [d["abbr"] for d in cfg.datasets] == ["x", "y"]
+
+
 def test_a_failed_assert_names_file_and_line(tmp_path):
     with pytest.raises(ConfigError, match=r"c.py:2: the config raised AssertionError: too few"):
         load_config(_write(tmp_path / "c.py", "x = 1\nassert x > 2, 'too few'\ndatasets = []\n"))

@@ -55,6 +55,8 @@ EXFILTRATION = {
     "from os import system": "from os import system",
     "open outside the root": "x = open('/etc/hostname').read()",
     "exists outside the root": "import os\nx = os.path.exists('/etc/hostname')",
+    "dot-folder inside the root": "import os\nx = open(os.path.join(os.path.dirname(__file__), '.env')).read()",
+    "proc via the root": "x = open('/proc/self/environ').read()",
     "class definition": "class A:\n    pass",
     "percent with an object": "import os\nx = '%s' % os.environ",
 }

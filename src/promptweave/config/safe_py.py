@@ -189,10 +189,17 @@ class ConfigHost(Host):
         p = p if p.is_absolute() else Path.cwd() / p
         real = p.resolve()
         roots = [self.loader.root, *self.loader.reference_roots.values()]
-        if not any(within(real, r) for r in roots):
+        inside = [r for r in roots if within(real, r)]
+        if not inside:
             raise SandboxError(f"{what}({path!r}) looks outside the config's root {self.loader.root}; safe mode "
                                "reads only files under it and the installed reference config trees "
                                "(--trust-config would run it as Python)", file=self.loader.meter.where)
+        hidden = [part for part in real.relative_to(inside[0]).parts if part.startswith(".")]
+        if hidden or real.parts[1:2] in (("proc",), ("sys",), ("dev",)):
+            # dot-folders (.ssh, .aws, .env, .git) and pseudo-files hold credentials, never config data
+            raise SandboxError(f"{what}({path!r}) looks at {'a hidden path' if hidden else 'a system pseudo-file'}; "
+                               "safe mode never reads those (--trust-config would run it as Python)",
+                               file=self.loader.meter.where)
         return real
 
     def path_exists(self, path: Any) -> bool:

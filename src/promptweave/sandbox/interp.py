@@ -324,7 +324,16 @@ class Interpreter:
             current = self.subscript(container, key, target)
         else:
             raise self.refuse(node, "augmented assignment to an attribute")
-        value = self.binop(node.op, current, self.eval(node.value, scope), node)
+        operand = self.eval(node.value, scope)
+        if isinstance(current, list) and isinstance(node.op, ast.Add):
+            # `items += more` extends the same list, as Python does (other names bound to it see the change)
+            more = list(self.iterate(operand, node))
+            self.meter.check_len(len(current) + len(more), "'+='", text=False)
+            self.meter.alloc(len(more))
+            current.extend(more)
+            value = current
+        else:
+            value = self.binop(node.op, current, operand, node)
         if isinstance(target, ast.Name):
             self.store(target.id, value, scope)
         else:
