@@ -8,6 +8,8 @@ configs, with ``re`` backed by the ``regex`` package so a pattern runs with a ti
 from __future__ import annotations
 
 import ast
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +32,7 @@ class _CheckerHost(Host):
 
 
 _MODULES = ("re", "json", "math")
+_LOCAL = threading.local()
 
 
 def _parse(source: str, file: str) -> ast.Lambda:
@@ -151,11 +154,24 @@ class SafeLambda:
         bind_arguments(self.node.args, tuple(range(n_positional)), {k: None for k in keywords}, defaults,
                        kw_defaults, "<lambda>")
 
+    def _interpreter(self) -> Interpreter:
+        """One interpreter per lambda and thread, its meter reset for every call (a fresh budget)."""
+        cache = _LOCAL.__dict__.setdefault("interps", {})
+        key = (id(self.node), self.max_steps, self.max_seconds)
+        interp = cache.get(key)
+        if interp is None or cache.get((key, "node")) is not self.node:
+            budget = replace(DEFAULT_BUDGET, max_steps=self.max_steps, max_seconds=self.max_seconds)
+            interp = Interpreter(self.file, host=_CheckerHost(), budget=budget)
+            for name in _MODULES:
+                interp.builtins[name] = interp.modules[name]
+            cache[key], cache[(key, "node")] = interp, self.node
+        meter = interp.meter
+        meter.steps = meter.depth = meter.allocated = 0
+        meter.started = time.monotonic()
+        return interp
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        budget = replace(DEFAULT_BUDGET, max_steps=self.max_steps, max_seconds=self.max_seconds)
-        interp = Interpreter(self.file, host=_CheckerHost(), budget=budget)
-        for name in _MODULES:
-            interp.builtins[name] = interp.modules[name]
+        interp = self._interpreter()
         fn = interp.eval_expression(self.node)
         assert isinstance(fn, Function)
         try:
