@@ -190,7 +190,7 @@ def test_deep_json_and_yaml_give_a_budget_error(tmp_path):
         load_config(j)
     y = tmp_path / "deep.yaml"
     y.write_text("datasets: " + "[" * 20_000 + "]" * 20_000 + "\n")
-    with pytest.raises(PromptweaveError):
+    with pytest.raises(BudgetError):
         load_config(y)
 
 

@@ -79,13 +79,17 @@ def _load_yaml(p: Path) -> Any:
                                       "write the values out", file=f"{p}:{mark.line + 1}")
             return super().compose_node(parent, index)
 
+    loader = _Loader(p.read_text(encoding="utf-8"))
     try:
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
+        data = loader.get_single_data()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark else str(p)
         raise ConfigError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", file=where) from None
-    _measure(data, p)
+    finally:
+        loader.dispose()
+    if loader.aliases:  # only aliases can make the data larger than the file
+        _measure(data, p)
     return data
 
 
@@ -136,7 +140,6 @@ def load_config(path: str | Path, *, trust: bool = False, root: str | Path | Non
                 variables = json.loads(p.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"JSON syntax error: {exc.msg}", file=f"{p}:{exc.lineno}") from None
-            _measure(variables, p)
         else:
             raise ConfigError("unknown config format", file=str(p), value=suffix, expected=".py, .yaml, .yml or .json")
     except PromptweaveError:
