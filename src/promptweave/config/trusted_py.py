@@ -19,6 +19,7 @@ import importlib.machinery
 import sys
 import traceback
 import types
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,9 @@ class TrustedLoader:
                               " -> ".join(p.name for p in self.stack + [path]), file=str(path))
         try:
             source = path.read_text(encoding="utf-8")
-            tree = ast.parse(source, filename=str(path))
+            with warnings.catch_warnings():  # "invalid escape sequence" in a config is Python's note to its author
+                warnings.simplefilter("ignore", SyntaxWarning)
+                tree = ast.parse(source, filename=str(path))
         except SyntaxError as exc:
             raise ConfigError(f"Python syntax error: {exc.msg}", file=f"{path}:{exc.lineno}") from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -143,7 +146,9 @@ class TrustedLoader:
             if target is not None:
                 self.bind(stmt, target, env, path)
                 return
-        code = compile(ast.Module(body=[stmt], type_ignores=[]), str(path), "exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            code = compile(ast.Module(body=[stmt], type_ignores=[]), str(path), "exec")
         try:
             exec(code, env)  # noqa: S102 - the user passed --trust-config
         except PromptweaveError:
