@@ -25,6 +25,8 @@ def coverage(package: str) -> collections.Counter:
     for f in sorted(root.rglob("*.py")):
         try:
             variables = load_py_config(Path(f))
+            if isinstance(variables, tuple):  # (variables, env vars read)
+                variables = variables[0]
         except Exception:  # noqa: BLE001 - any refusal counts as "does not load"; the config sweep reports why
             out["config does not load in safe mode"] += 1
             continue
