@@ -164,6 +164,8 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
         except TypeError as exc:
             raise EvaluationError(f"{name}: bad arguments ({exc})", field=where,
                                   expected=str(inspect.signature(cls))) from None
+        except PromptweaveError as exc:
+            raise _relocated(exc, where) from None
     inst.pred_postprocessor = post
     return inst
 
@@ -224,8 +226,19 @@ class Evaluation:
             return ev.score(predictions, golds, ctx)
         except PromptweaveError as exc:
             if exc.field and not exc.field.startswith(self.where):
-                raise exc.at(prefix=self.where) from None
+                raise _relocated(exc, f"{self.where}.evaluator") from None
             raise
+
+
+def _relocated(exc: PromptweaveError, where: str) -> PromptweaveError:
+    """An evaluator's own ``evaluator.x`` field placed under the config path being built."""
+    field_ = exc.field or ""
+    if field_ == "evaluator" or field_.startswith("evaluator."):
+        field_ = where + field_[len("evaluator"):]
+    new = type(exc).__new__(type(exc))
+    PromptweaveError.__init__(new, exc.message, file=exc.file, field=field_ or where, value=exc.value,
+                              expected=exc.expected)
+    return new
 
 
 def _has_judge_cfg(ev: Any) -> bool:

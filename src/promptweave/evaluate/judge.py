@@ -95,6 +95,7 @@ class GenericLLMEvaluator:
         """One judge call per prediction; returns ``{"prompt", "output", "grade"}`` per row (cached)."""
         from promptweave.engine.builder import render_prompt
         from promptweave.infer.gen import infer_gen
+        from promptweave.infer.records import to_jsonable
         from promptweave.models.factory import generation_params
         from promptweave.prompt.template import fill_items
 
@@ -122,7 +123,7 @@ class GenericLLMEvaluator:
             text = res.output if isinstance(res.output, str) else str(res.output)
             if self.judge_postprocessor:
                 text = self.judge_postprocessor(text)
-            out.append({"prompt": res.prompt, "output": text, "grade": grade_letter(text, *self.tags),
+            out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": grade_letter(text, *self.tags),
                         "model": getattr(spec, "abbr", "judge")})
         return out
 

@@ -12,7 +12,7 @@ import regex
 
 from promptweave.errors import EvaluationError, RegexTimeoutError
 
-TIMEOUT_S = 2.0
+TIMEOUT_S = 1.0
 
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
 
