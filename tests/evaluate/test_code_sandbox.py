@@ -5,7 +5,13 @@ import pytest
 
 from promptweave.errors import CodeExecutionError
 from promptweave.evaluate import EvalContext, build_evaluation
-from promptweave.evaluate.code_exec import HumanEvalEvaluator, Limits, MBPPEvaluator, mbpp_answer, run_program
+from promptweave.evaluate.code_exec import (
+    HumanEvalEvaluator,
+    Limits,
+    MBPPEvaluator,
+    mbpp_answer,
+    run_program,
+)
 
 FAST = Limits(timeout_s=5.0, cpu_s=2, memory_mb=256)
 

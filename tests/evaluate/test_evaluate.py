@@ -58,7 +58,7 @@ def test_eval_cfg_accepts_callables_by_name() -> None:
     def first_capital_postprocess(text):  # stands for the object a .py config imports from OpenCompass
         raise AssertionError("never called: ours runs instead")
 
-    class EMEvaluator:  # noqa: D401
+    class EMEvaluator:
         pass
 
     ev = build_evaluation({"evaluator": {"type": EMEvaluator}, "pred_postprocessor": first_capital_postprocess})

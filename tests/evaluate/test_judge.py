@@ -54,7 +54,7 @@ CASCADE = ('dict(type="CascadeEvaluator", parallel={parallel}, rule_evaluator=di
 def _answer(body: dict) -> str:
     text = body["messages"][-1]["content"]
     if "GRADE" in text:
-        pred = re.search(r"PRED: (.*)\nGOLD", text, re.S).group(1)
+        pred = re.search(r"PRED: (.*)\nGOLD", text, re.DOTALL).group(1)
         gold = re.search(r"GOLD: (.*)\n", text).group(1)
         return "A" if gold.lower() in pred.lower() else "B"
     return REPLIES[text]
@@ -139,3 +139,17 @@ def test_grades_and_metrics() -> None:
     m = judge_metrics(["A", "B", "unknown", "A"])
     assert m["accuracy"] == 50.0 and m["accuracy_given_attempted"] == pytest.approx(200 / 3)
     assert m["not_attempted_count"] == 1 and m["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
+
+
+def test_view_shows_the_judge_prompt(stub_server: StubServer, tmp_path) -> None:
+    cfg = _setup(tmp_path, stub_server, GENERIC.format(judge_cfg="_judge"))
+    work = tmp_path / "w"
+    assert _run(str(cfg), "-w", str(work)).exit_code == 0
+    res = CliRunner().invoke(app, ["view", str(cfg), "--judge", str(work), "-i", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    recs = json.loads(res.output)
+    assert len(recs) == 1 and recs[0]["index"] == 1 and recs[0]["judge"]["grade"] == "B"
+    res = CliRunner().invoke(app, ["view", str(cfg), "--judge", str(work), "-i", "1"])
+    assert "PRED: It is 7." in res.output and "grade B" in res.output
+    res = CliRunner().invoke(app, ["view", str(cfg), "--judge", str(tmp_path / "nowhere")])
+    assert res.exit_code != 0 and "PW610" in res.output

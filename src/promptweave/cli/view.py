@@ -27,6 +27,9 @@ def view_cmd(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output: one JSON list."),
     shots: bool = typer.Option(False, "--shots", help="Show the in-context example ids and retriever settings."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
+    # eval hook (eval helper): judge prompts recorded by a run
+    judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
+                                         "verdict for the selected rows instead."),
 ) -> None:
     """Show the final prompt each model receives, per dataset × model × row (ppl: every label)."""
     from rich.console import Console
@@ -47,6 +50,15 @@ def view_cmd(
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
                 rows = index if index else list(range(min(n, len(spec.test))))
+                if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                    from promptweave.evaluate.judge_view import judge_records, show_judge
+
+                    for m in models:
+                        for rec in judge_records(judge, m.abbr, spec.abbr, rows):
+                            records.append(rec)
+                            if not as_json:
+                                show_judge(console, rec)
+                    continue
                 for m in models:
                     if spec.template.kind_name == "MultiTurnPromptTemplate":
                         for r in rows:

@@ -17,6 +17,8 @@ EVALUATORS: dict[str, type] = {
     "HumanEvalEvaluator": HumanEvalEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
+    "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
+    "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
     "TriviaQAEvaluator": ev.TriviaQAEvaluator,
     "MBPPEvaluator": MBPPEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,

@@ -465,6 +465,47 @@ class LongBenchClassificationEvaluator(_LongBench):
         return total
 
 
+class LongBenchRougeEvaluator(_LongBench):
+    """ROUGE-L F of the ``rouge`` package (as the reference), best over the references; ``zh`` segments with jieba."""
+
+    name = "LongBenchRougeEvaluator"
+
+    def row(self, pred, refs):
+        rouge = _need("rouge", "metrics", self.name)
+        best = 0.0
+        for ref in _as_list(refs):
+            ref = str(ref)
+            if self.language == "zh":
+                jieba = _need("jieba", "metrics-zh", f"{self.name}(language='zh')")
+                # the reference re-segments the already segmented prediction for every reference; same here
+                pred = " ".join(jieba.cut(pred, cut_all=False))
+                ref = " ".join(jieba.cut(ref, cut_all=False))
+            try:
+                cur = rouge.Rouge().get_scores([pred], [ref], avg=True)["rouge-l"]["f"]
+            except Exception:  # noqa: BLE001 - empty hypotheses raise in `rouge`; the reference scores them 0
+                cur = 0.0
+            best = max(best, cur)
+        return best
+
+
+class JiebaRougeEvaluator(Evaluator):
+    """Chinese ROUGE-1/2/L (×100): ``general_postprocess``, jieba segmentation, the ``rouge`` package's F."""
+
+    name = "JiebaRougeEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        rouge = _need("rouge", "metrics", self.name)
+        jieba = _need("jieba", "metrics-zh", self.name)
+        preds = [" ".join(jieba.cut(general_postprocess(str(p)))) or "__PREDPLACEHOLDER__" for p in predictions]
+        refs = [" ".join(jieba.cut(general_postprocess(str(r)))) or "__REFRPLACEHOLDER__" for r in references]
+        if not preds:
+            return Scores({"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}, [])
+        sc = rouge.Rouge().get_scores(preds, refs, avg=True)
+        return Scores({"rouge1": sc["rouge-1"]["f"] * 100, "rouge2": sc["rouge-2"]["f"] * 100,
+                       "rougeL": sc["rouge-l"]["f"] * 100}, [None] * len(preds))
+
+
 class LongBenchCodeSimEvaluator(_LongBench):
     """Similarity of the first code line (no backticks or comments) to the reference, as ``fuzz.ratio``."""
 
