@@ -74,3 +74,14 @@ def test_refused_without_the_flag() -> None:
     ev.check(allow_code_exec=True)
     with pytest.raises(CodeExecutionError, match="--allow-code-exec"):
         HumanEvalEvaluator().score(["x"], ["t"], EvalContext())
+
+
+def test_mbpp_pass_at_k() -> None:
+    from promptweave.evaluate.code_exec import MBPPPassKEvaluator
+
+    good, bad = "def f():\n    return 1\n", "def f():\n    return 2\n"
+    refs = [{"test_list_2": "assert f() == 1", "task_id": 1}, {"test_list_2": "assert f() == 1", "task_id": 2}]
+    s = MBPPPassKEvaluator(k=(1, 2)).score([[good, bad], [bad, bad]], refs, EvalContext(allow_code_exec=True))
+    # task 1: 1 of 2 pass -> pass@1 0.5, pass@2 1.0; task 2: 0 -> mean 25 / 50
+    assert s.metrics["pass@1"] == pytest.approx(25.0) and s.metrics["pass@2"] == pytest.approx(50.0)
+    assert s.metrics["pass"] == 1.0 and s.correct == [False, False]

@@ -125,3 +125,34 @@ def test_registry_covers_the_brief() -> None:
                  "BleuEvaluator", "LongBenchF1Evaluator", "LongBenchRougeEvaluator", "CircularEvaluator",
                  "MBPPEvaluator", "HumanEvalEvaluator", "GenericLLMEvaluator", "CascadeEvaluator"):
         assert name in EVALUATORS
+
+
+def test_needlebench_and_babilong() -> None:
+    o = ev.NeedleBenchOriginEvaluator().score(["The key is apple pie", "peach"], ["apple pie*apple", "pear*pear"])
+    # row 2: no keyword -> 0.2 * edit similarity of 'peach' to 'pear' (distance 2 of 5 -> 60) = 12
+    assert o.metrics["score"] == pytest.approx((100 + 12) / 2)
+    assert ev.NeedleBenchV2OriginEvaluator().score(["nothing"], ["pear*pear"]).metrics["score"] == 0
+    m = ev.NeedleBenchMultiEvaluator().score(["Alpha and beta"], ["x*alpha beta gamma"])
+    assert m.metrics["score"] == pytest.approx(200 / 3)
+    p = ev.NeedleBenchParallelEvaluator().score(["a b", "a"], ["a*b#10*50", "a*b#10*50"])
+    assert p.metrics == {"Depth10": 100.0, "Depth50": 50.0, "average_score": 75.0}
+    b = ev.BabiLongEvaluator().score(["The hallway. Then kitchen", "kitchen <example> hallway"],
+                                     [["hallway"], ["hallway"]])
+    assert b.metrics == {"score": 50.0} and b.correct == [True, False]
+
+
+def test_needlebench_v2_is_picked_by_module() -> None:
+    class NeedleBenchOriginEvaluator:  # stands for opencompass.datasets.needlebench_v2.origin's class
+        __module__ = "opencompass.datasets.needlebench_v2.origin"
+
+    e = build_evaluation({"evaluator": {"type": NeedleBenchOriginEvaluator}})
+    assert type(e.evaluator) is ev.NeedleBenchV2OriginEvaluator
+    e = build_evaluation({"evaluator": {"type": "NeedleBenchOriginEvaluator"}})
+    assert type(e.evaluator) is ev.NeedleBenchOriginEvaluator
+
+
+def test_acc_drop() -> None:
+    s = ev.AccDropEvaluator().score(["A", "B", "A", "A"], ["A", "A", "A", "A"])
+    assert s.metrics == {"acc_drop": 0.5, "acc_after": 50.0, "acc_before": 100.0}
+    with pytest.raises(EvaluationError, match="even"):
+        ev.AccDropEvaluator().score(["A"], ["A"])

@@ -6,8 +6,17 @@ through ``compat.bridge`` when the reference is installed, else it is an ``Evalu
 from __future__ import annotations
 
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.code_exec import HumanEvalEvaluator, MBPPEvaluator
+from promptweave.evaluate.code_exec import (
+    HumanEvalEvaluator,
+    MBPPEvaluator,
+    MBPPPassKEvaluator,
+)
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+
+# the same class name with different rules in two reference modules: (module part, name) -> ours
+BY_MODULE: dict[tuple[str, str], type] = {
+    ("needlebench_v2", "NeedleBenchOriginEvaluator"): ev.NeedleBenchV2OriginEvaluator,
+}
 
 EVALUATORS: dict[str, type] = {
     "AccEvaluator": ev.AccEvaluator,
@@ -15,6 +24,7 @@ EVALUATORS: dict[str, type] = {
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
     "HumanEvalEvaluator": HumanEvalEvaluator,
+    "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
     "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
@@ -23,7 +33,11 @@ EVALUATORS: dict[str, type] = {
     "MBPPEvaluator": MBPPEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
     "Gsm8kEvaluator": ev.Gsm8kEvaluator,
+    "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
+    "BabiLongEvaluator": ev.BabiLongEvaluator,
+    "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
+    "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
     "BBHEvaluator": ev.BBHEvaluator,
     "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
@@ -31,6 +45,7 @@ EVALUATORS: dict[str, type] = {
     "BleuFloresEvaluator": ev.BleuFloresEvaluator,
     "NQEvaluator": ev.NQEvaluator,
     "GPQAEvaluator": ev.GPQAEvaluator,
+    "AccDropEvaluator": ev.AccDropEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
     "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,

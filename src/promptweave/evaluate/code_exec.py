@@ -300,3 +300,47 @@ class MBPPEvaluator(_CodeEvaluator):
         metrics = {k: float(v) for k, v in counts.items()}
         metrics["score"] = 100.0 * counts["pass"] / len(predictions) if predictions else 0.0
         return Scores(metrics, [r == "pass" for r in results], details)
+
+
+class MBPPPassKEvaluator(_CodeEvaluator):
+    """MBPP pass@k over several samples per task (golds ``{'test_list_2': tests, 'task_id': id}``): the counts of
+    ``pass``/``timeout``/``failed``/``wrong_answer`` and ``pass@k`` ×100 for each k every task has samples for."""
+
+    name = "MBPPPassKEvaluator"
+    needs = frozenset({"code"})
+
+    def __init__(self, k: Any = (1, 10, 100), **_ignored: Any) -> None:
+        self.k = list(k) if isinstance(k, (list, tuple)) else [k]
+
+    def score(self, predictions, references, ctx=None):
+        from promptweave.evaluate.context import Scores
+        from promptweave.evaluate.evaluators import _check
+
+        require_flag(ctx, self.name)
+        _check(predictions, references, self.name)
+        jobs, owners = [], []
+        for i, (preds, ref) in enumerate(zip(predictions, references)):
+            if not isinstance(ref, dict) or "test_list_2" not in ref or "task_id" not in ref:
+                raise CodeExecutionError("MBPPPassKEvaluator needs golds {'test_list_2': ..., 'task_id': ...} "
+                                         "(the dataset's test_column)", field="evaluator", value=ref)
+            for pred in (preds if isinstance(preds, list) else [preds]):
+                jobs.append((mbpp_answer(str(pred)), type_aware_tests(str(ref["test_list_2"]))))
+                owners.append(ref["task_id"])
+        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9))
+        counts = {"pass": 0, "timeout": 0, "failed": 0, "wrong_answer": 0}
+        passed: dict[Any, int] = {}
+        total: dict[Any, int] = {}
+        for tid, res in zip(owners, results):
+            counts[res] += 1
+            total[tid] = total.get(tid, 0) + 1
+            passed[tid] = passed.get(tid, 0) + (res == "pass")
+        metrics = {k: float(v) for k, v in counts.items()}
+        for k in self.k:
+            if total and all(t >= k for t in total.values()):
+                metrics[f"pass@{k}"] = 100.0 * sum(_pass_at_k(total[t], passed[t], k) for t in total) / len(total)
+        per_row, j = [], 0
+        for preds in predictions:
+            m = len(preds) if isinstance(preds, list) else 1
+            per_row.append(all(r == "pass" for r in results[j:j + m]))
+            j += m
+        return Scores(metrics, per_row)

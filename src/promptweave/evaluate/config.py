@@ -136,6 +136,12 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
     name = _type_name(cfg["type"]) or ""
     evs, _ = _registries()
     cls = evs.get(name)
+    from promptweave.compat.evaluators import BY_MODULE
+
+    origin = cfg["type"] if isinstance(cfg["type"], str) else str(getattr(cfg["type"], "__module__", "") or "")
+    for (module_part, short), alt in BY_MODULE.items():
+        if short == name and f".{module_part}." in f".{origin}.":
+            cls = alt
     post = build_postprocessor(kwargs.pop("pred_postprocessor", None), f"{where}.pred_postprocessor", allow_code)
     if cls is None:
         from promptweave.compat.bridge import reference_class
