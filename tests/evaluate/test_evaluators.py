@@ -156,3 +156,15 @@ def test_acc_drop() -> None:
     assert s.metrics == {"acc_drop": 0.5, "acc_after": 50.0, "acc_before": 100.0}
     with pytest.raises(EvaluationError, match="even"):
         ev.AccDropEvaluator().score(["A"], ["A"])
+
+
+def test_agieval_and_mrcr() -> None:
+    from promptweave.evaluate.agieval import AGIEvalEvaluator, parse_math_answer
+
+    assert parse_math_answer("so $x = 3$") == "3" and parse_math_answer("The answer is therefore \\boxed{y=2}") == "2"
+    assert parse_math_answer("we get 4 and then 5.5 apples") == "5.5"
+    s = AGIEvalEvaluator().score(["thus $\\frac12$", "the answer is 7"], ["\\frac{1}{2}", "8"])
+    assert s.correct == [True, False] and s.metrics == {"score": 50.0}
+    m = ev.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
+                                                       '{"answer": "ab: x", "prefix": "ab:"}'])
+    assert m.metrics["score"] == 50.0 and m.correct == [True, False]

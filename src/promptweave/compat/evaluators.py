@@ -6,6 +6,7 @@ through ``compat.bridge`` when the reference is installed, else it is an ``Evalu
 from __future__ import annotations
 
 from promptweave.evaluate import evaluators as ev
+from promptweave.evaluate.agieval import AGIEvalEvaluator
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     MBPPEvaluator,
@@ -42,10 +43,12 @@ EVALUATORS: dict[str, type] = {
     "BBHEvaluator": ev.BBHEvaluator,
     "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
     "BleuEvaluator": ev.BleuEvaluator,
+    "MRCREvaluator": ev.MRCREvaluator,
     "BleuFloresEvaluator": ev.BleuFloresEvaluator,
     "NQEvaluator": ev.NQEvaluator,
     "GPQAEvaluator": ev.GPQAEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
+    "AGIEvalEvaluator": AGIEvalEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
     "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,

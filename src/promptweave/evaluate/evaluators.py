@@ -730,3 +730,29 @@ class AccDropEvaluator(AccEvaluator):
         b, a = before.metrics["accuracy"], after.metrics["accuracy"]
         return Scores({"acc_drop": 1 - a / b if b else 0.0, "acc_after": a, "acc_before": b},
                       after.correct + before.correct)
+
+
+class MRCREvaluator(Evaluator):
+    """OpenAI MRCR: gold is JSON ``{"answer", "prefix"}``; a reply not starting with the prefix scores 0, else the
+    ``difflib`` similarity of the rest to the answer's rest; ``score`` is the mean ×100."""
+
+    name = "MRCREvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        import json
+
+        _check(predictions, references, self.name)
+        per, details = [], []
+        for p, r in zip(predictions, references):
+            try:
+                gold = json.loads(r) if isinstance(r, str) else dict(r)
+                answer, prefix = str(gold["answer"]), str(gold["prefix"])
+            except (ValueError, TypeError, KeyError):
+                raise EvaluationError("MRCR golds are JSON with 'answer' and 'prefix'", field="evaluator",
+                                      value=r) from None
+            p = str(p)
+            s = difflib.SequenceMatcher(None, p[len(prefix):], answer[len(prefix):]).ratio() \
+                if p.startswith(prefix) else 0.0
+            per.append(s)
+            details.append({"pred": p, "answer": answer, "score": s})
+        return Scores({"score": _pct(sum(per), len(per))}, [s == 1.0 for s in per], details)
