@@ -153,3 +153,18 @@ def test_view_shows_the_judge_prompt(stub_server: StubServer, tmp_path) -> None:
     assert "PRED: It is 7." in res.output and "grade B" in res.output
     res = CliRunner().invoke(app, ["view", str(cfg), "--judge", str(tmp_path / "nowhere")])
     assert res.exit_code != 0 and "PW610" in res.output
+
+
+def test_academic_dict_postprocessor_and_argument_checks() -> None:
+    from promptweave.evaluate.judge import GenericLLMEvaluator
+
+    tpl = {"template": "{prediction}"}
+    g = GenericLLMEvaluator(prompt_template=tpl, judge_cfg={"abbr": "j"},
+                            dict_postprocessor={"type": "generic_llmjudge_academic_postprocess",
+                                                "metric_name": "score"})
+    assert g.academic and g.metric_name == "score"
+    with pytest.raises(JudgeError, match="unknown dict_postprocessor argument"):
+        GenericLLMEvaluator(prompt_template=tpl, dict_postprocessor={"type": "generic_llmjudge_postprocess",
+                                                                     "metric_name": "x"})
+    with pytest.raises(JudgeError, match="unknown dict_postprocessor"):
+        GenericLLMEvaluator(prompt_template=tpl, dict_postprocessor={"type": "alignbench_postprocess"})

@@ -131,3 +131,8 @@ def test_answer_extraction_never_raises(text: str) -> None:
         kwargs = {"options": "ABCD"} if "option" in name else {}
         out = fn(text, **kwargs)
         assert out is None or isinstance(out, (str, float))
+
+
+def test_material_tag() -> None:
+    assert pp.material_postprocessor("x <MATERIAL> NaCl </material>") == "NaCl"
+    assert pp.material_postprocessor(None) == "" and pp.material_postprocessor("none") == ""

@@ -25,7 +25,9 @@ POSTPROCESSORS: dict[str, Callable] = {
     "bbh_mcq_postprocess": pp.bbh_mcq_postprocess,
     "bbh_freeform_postprocess": pp.bbh_freeform_postprocess,
     "math_postprocess": pp.math_postprocess,
+    "general_cn_postprocess": pp.general_cn_postprocess,
     "first_capital_postprocess_multi": pp.first_capital_postprocess_multi,
+    "material_postprocessor": pp.material_postprocessor,
     "xml_tag_postprocessor": pp.xml_tag_postprocessor,
     "lcsts_postprocess": pp.lcsts_postprocess,
     "general_postprocess": pp.general_postprocess,
@@ -46,6 +48,7 @@ POSTPROCESSORS: dict[str, Callable] = {
     "extract_non_reasoning_content": pp.extract_non_reasoning_content,
     # the reference registry's aliases
     "general": pp.general_postprocess,
+    "general_cn": pp.general_cn_postprocess,
     "first-capital": pp.first_capital_postprocess,
     "last-capital": pp.last_capital_postprocess,
     "first-capital-multi": pp.first_capital_postprocess_multi,

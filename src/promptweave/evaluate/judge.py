@@ -76,17 +76,23 @@ class GenericLLMEvaluator:
         self.judge_postprocessor = build_post(jpp, f"{where}.judge_cfg.pred_postprocessor") if build_post and jpp \
             else None
         self.tags = ("A", "B")
+        self.metric_name = "accuracy"
+        self.academic = False
         if dict_postprocessor is not None:
             d = dict(dict_postprocessor) if isinstance(dict_postprocessor, Mapping) else {"type": dict_postprocessor}
             dname = _type_name(d.pop("type", ""))
             if dname not in _DICT_POSTPROCESSORS:
                 raise JudgeError("unknown dict_postprocessor for a judge", field=f"{where}.dict_postprocessor.type",
                                  value=dname, expected=" or ".join(sorted(_DICT_POSTPROCESSORS)))
-            extra = set(d) - {"true_tag", "false_tag", "metric_name"}
+            # the academic variant names its metric and drops f1; the plain one takes the grade letters
+            self.academic = dname == "generic_llmjudge_academic_postprocess"
+            allowed = {"metric_name"} if self.academic else {"true_tag", "false_tag"}
+            extra = set(d) - allowed
             if extra:
                 raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
-                                 + min(extra), expected="true_tag, false_tag")
+                                 + min(extra), expected=", ".join(sorted(allowed)))
             self.tags = (str(d.get("true_tag", "A")), str(d.get("false_tag", "B")))
+            self.metric_name = str(d.get("metric_name", "accuracy"))
         self.dict_postprocessor = dict_postprocessor
 
     # -- prompts and calls ----------------------------------------------------------------------------------------
@@ -137,7 +143,9 @@ class GenericLLMEvaluator:
         if self.dict_postprocessor is None:
             metrics: dict[str, float] = {}  # the reference returns the raw judge output with no metric
         else:
-            metrics = judge_metrics(grades, *self.tags)
+            metrics = judge_metrics(grades, *self.tags, metric=self.metric_name)
+            if self.academic:
+                metrics.pop("f1", None)
         details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
                     "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,
                                                                                       verdicts)]

@@ -341,6 +341,26 @@ def extract_non_reasoning_content(text: str, think_start_token: str = "<think>",
         return safe_regex.search(pattern, text, where="extract_non_reasoning_content")  # raises the typed error
 
 
+def material_postprocessor(text: str | None) -> str:
+    """SciReasoner: the content of the first ``<material>...</material>`` (any case), or ''."""
+    if not text:
+        return ""
+    m = re.search(r"<material>(.*?)</material>", text, re.DOTALL | re.IGNORECASE)
+    return m.group(1).strip() if m else ""
+
+
+def general_cn_postprocess(text: str) -> str:
+    """The reference segments the *original* text with jieba (its cleaning result is discarded); same here."""
+    try:
+        import jieba
+    except ImportError:
+        from promptweave.errors import EvaluationError
+
+        raise EvaluationError("general_cn_postprocess needs the 'jieba' package", field="postprocessor.type",
+                              value="general_cn_postprocess", expected="pip install 'promptweave[metrics-zh]'") from None
+    return " ".join(jieba.cut(text))
+
+
 # -- text metrics' normalisation (LongBench) --------------------------------------------------------------------
 
 _PUNCT = set(string.punctuation)
