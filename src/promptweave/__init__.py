@@ -20,6 +20,7 @@ from promptweave.evaluate import EvalContext, Evaluation, Scores, build_evaluati
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.template import PromptTemplate
 from promptweave.render.chat import render_chat, to_openai_messages
+from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
@@ -35,5 +36,6 @@ __all__ = [
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
     "EvalContext", "Evaluation", "Scores", "build_evaluation",
+    "render_with_chat_template",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
 ]
