@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from promptweave.errors import CodeExecutionError
 from promptweave.evaluate import EvalContext, build_evaluation
@@ -85,3 +87,57 @@ def test_mbpp_pass_at_k() -> None:
     # task 1: 1 of 2 pass -> pass@1 0.5, pass@2 1.0; task 2: 0 -> mean 25 / 50
     assert s.metrics["pass@1"] == pytest.approx(25.0) and s.metrics["pass@2"] == pytest.approx(50.0)
     assert s.metrics["pass"] == 1.0 and s.correct == [False, False]
+
+
+@settings(max_examples=12, deadline=None)
+@given(program=st.text(max_size=80) | st.sampled_from([
+    "import os\nos._exit(0)", "import posix\nposix._exit(0)", "raise SystemExit(0)", "import sys\nsys.exit(0)",
+    "print('x' * 10**6)", "import os\nos.write(1, b'0:0\\n')", "import signal, os\nos.kill(os.getpid(), 9)"]))
+def test_any_program_gets_a_verdict(program: str) -> None:
+    # a program that ends the process itself, or writes a fake verdict, cannot pass: the runner reports with a
+    # per-run token on its own copy of stdout
+    res = run_program(program, "assert False", FAST)
+    assert res in ("wrong_answer", "failed", "timeout")
+
+
+MBPP_CONFIG = '''
+mbpp = dict(
+    abbr="mbpp", path="mbpp.jsonl",
+    reader_cfg=dict(input_columns=["text"], output_column="test_list"),
+    infer_cfg=dict(
+        prompt_template=dict(type="PromptTemplate", template=dict(round=[dict(role="HUMAN", prompt="{{text}}")])),
+        retriever=dict(type="ZeroRetriever"),
+        inferencer=dict(type="GenInferencer", max_out_len=64)),
+    eval_cfg=dict(evaluator=dict(type="MBPPEvaluator")),
+)
+datasets = [mbpp]
+models = [dict(abbr="api", type="OpenAICompatModel", kind="api", base_url="{url}", model="served", key="EMPTY",
+               batch_size=2, backoff_base=0,
+               meta_template=dict(round=[dict(role="HUMAN", api_role="HUMAN"),
+                                         dict(role="BOT", api_role="BOT", generate=True)]))]
+'''
+
+
+def test_run_cli_refuses_code_without_the_flag_then_scores_with_it(stub_server, tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from promptweave.cli.app import app
+
+    rows = [{"text": "add", "test_list": "assert add(1, 2) == 3"}, {"text": "sub", "test_list": "assert sub(3, 1) == 2"}]
+    (tmp_path / "mbpp.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = tmp_path / "c.py"
+    cfg.write_text(MBPP_CONFIG.format(url=stub_server.url))
+    stub_server.answer = lambda body: {"add": "[BEGIN] 'def add(a, b):\n    return a + b' [DONE]",
+                                       "sub": "[BEGIN] 'import os\nos.system(\"true\")\ndef sub(a, b):\n"
+                                              "    return a - b' [DONE]"}[body["messages"][-1]["content"]]
+    res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report"])
+    assert res.exit_code != 0 and "PW630" in res.output and "--allow-code-exec" in res.output
+    assert stub_server.total_received == 0
+    res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report",
+                                   "--allow-code-exec"])
+    assert res.exit_code == 0, res.output
+    result = json.loads((tmp_path / "w" / "results" / "api" / "mbpp.json").read_text())
+    # the os.system call fails its program: one pass, one failed
+    assert result["metrics"] == {"pass": 1.0, "timeout": 0.0, "failed": 1.0, "wrong_answer": 0.0, "score": 50.0}

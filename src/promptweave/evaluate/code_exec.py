@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -23,11 +24,15 @@ from promptweave.errors import CodeExecutionError
 
 FLAG = "--allow-code-exec"
 
-# The runner: reads {"program", "test"} as JSON on stdin, disarms process/file APIs, runs the program then the
-# test in one namespace, and reports through its exit code (0 pass, 3 wrong answer, 4 failed).
+# The runner: reads {"program", "test", "limits", "token"} as JSON on stdin, applies the limits, disarms process,
+# file and exit APIs, runs the program then the test in one namespace, and reports "<token>:<code>" on a private
+# copy of stdout (0 pass, 3 wrong answer, 4 failed); a program that ends the process itself never reports a pass.
 _RUNNER = r'''
-import io, json, os, sys, contextlib, resource
+import io, json, os, sys, contextlib, resource, posix
 job = json.loads(sys.stdin.read())
+_token = job.pop("token")
+_report = os.fdopen(os.dup(1), "w")
+_exit = os._exit
 for _res, _v in job["limits"].items():
     try:  # RLIMIT_NPROC is ignored for root; the spawning APIs are disarmed below as well
         resource.setrlimit(getattr(resource, _res), (_v, _v))
@@ -72,9 +77,11 @@ def _refuse(*a, **k):
 for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
               "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
               "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
-              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid"):
+              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid", "_exit"):
     if hasattr(os, _name):
         setattr(os, _name, _refuse)
+    if hasattr(posix, _name):
+        setattr(posix, _name, _refuse)
 import subprocess, shutil
 subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
 shutil.rmtree = shutil.move = _refuse
@@ -90,8 +97,9 @@ except AssertionError:
     code = 3
 except BaseException:
     code = 4
-sys.stdout.flush()
-os._exit(code)
+_report.write(f"{_token}:{code}\n")
+_report.flush()
+_exit(0)
 '''
 
 
@@ -114,14 +122,16 @@ def run_program(program: str, test: str = "", limits: Limits = Limits()) -> str:
     with tempfile.TemporaryDirectory(prefix="pw-sandbox-") as cwd:
         try:
             proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _RUNNER], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd,
                                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, start_new_session=True,
                                     close_fds=True)
         except OSError as exc:
             raise CodeExecutionError(f"the code sandbox could not start ({exc})", field="evaluator") from None
+        token = secrets.token_hex(16)
+        job = {"program": program, "test": test, "limits": _rlimits(limits), "token": token}
+        out = b""
         try:
-            proc.communicate(json.dumps({"program": program, "test": test, "limits": _rlimits(limits)}).encode("utf-8", "surrogatepass"),
-                             timeout=limits.timeout_s)
+            out, _ = proc.communicate(json.dumps(job).encode("utf-8", "surrogatepass"), timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
             _kill(proc)
             return "timeout"
@@ -129,14 +139,14 @@ def run_program(program: str, test: str = "", limits: Limits = Limits()) -> str:
             proc.wait()
         finally:
             _kill(proc)
-    rc = proc.returncode
-    if rc == 0:
-        return "pass"
-    if rc == 3:
-        return "wrong_answer"
-    if rc in (-signal.SIGXCPU, -signal.SIGKILL) and limits.cpu_s < limits.timeout_s:
-        return "timeout" if rc == -signal.SIGXCPU else "failed"
-    return "failed"
+    if proc.returncode == -signal.SIGXCPU:
+        return "timeout"
+    code = None
+    for line in out.decode("utf-8", "replace").splitlines()[::-1]:
+        if line.startswith(token + ":"):
+            code = line[len(token) + 1:]
+            break
+    return {"0": "pass", "3": "wrong_answer"}.get(code or "", "failed")
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -145,6 +155,12 @@ def _kill(proc: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None and not pipe.closed:
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 def run_many(jobs: Sequence[tuple[str, str]], limits: Limits = Limits(), workers: int = 4) -> list[str]:
