@@ -168,3 +168,15 @@ def test_agieval_and_mrcr() -> None:
     m = ev.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
                                                        '{"answer": "ab: x", "prefix": "ab:"}'])
     assert m.metrics["score"] == 50.0 and m.correct == [True, False]
+
+
+def test_check_eval_cfg_for_lint() -> None:
+    from promptweave.errors import CodeExecutionError
+    from promptweave.evaluate import check_eval_cfg
+
+    check_eval_cfg({"evaluator": {"type": "Gsm8kEvaluator"}, "pred_postprocessor": {"type": "gsm8k_postprocess"}})
+    with pytest.raises(EvaluationError) as ei:
+        check_eval_cfg({"pred_postprocessor": {"type": "nope"}}, where="datasets[3].eval_cfg", file="cfg.py")
+    assert str(ei.value).startswith("[PW600] cfg.py: datasets[3].eval_cfg.pred_postprocessor.type: unknown")
+    with pytest.raises(CodeExecutionError):
+        check_eval_cfg({"evaluator": {"type": "HumanEvalEvaluator"}}, file="cfg.py")

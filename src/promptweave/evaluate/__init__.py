@@ -4,6 +4,7 @@ from promptweave.evaluate.config import (
     build_evaluation,
     build_evaluator,
     build_postprocessor,
+    check_eval_cfg,
     check_tasks,
     prepare_tasks,
 )
@@ -44,7 +45,7 @@ __all__ = [
     "build_evaluation",
     "build_evaluator",
     "build_postprocessor",
-    "check_tasks",
+    "check_eval_cfg", "check_tasks",
     "first_capital_postprocess",
     "first_number_postprocess",
     "first_option_postprocess",

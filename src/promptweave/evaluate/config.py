@@ -290,3 +290,16 @@ def check_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge: b
         ev = getattr(t, "evaluation", None)
         if ev is not None:
             ev.check(allow_code_exec=allow_code_exec, judge=judge)
+
+
+def check_eval_cfg(eval_cfg: Mapping[str, Any] | None, *, where: str = "eval_cfg", file: str | None = None,
+                   mode: str = "gen", allow_code: bool = False, allow_code_exec: bool = False,
+                   judge: bool = False) -> Evaluation:
+    """For ``lint``: resolve every evaluator / postprocessor name and argument of an ``eval_cfg`` and run the
+    plan-time checks, without data or predictions; errors carry ``file``. Returns the built evaluation."""
+    try:
+        ev = build_evaluation(eval_cfg, mode=mode, allow_code=allow_code, where=where)
+        ev.check(allow_code_exec=allow_code_exec, judge=judge)
+    except PromptweaveError as exc:
+        raise (exc.at(file=file) if file and not exc.file else exc) from None
+    return ev
