@@ -53,7 +53,8 @@ KEYS = {"evaluator": "evaluator", "pred_postprocessor": "postprocessor", "datase
         "dict_postprocessor": "postprocessor", "postprocessor": "postprocessor"}
 
 
-def count(trees: list[tuple[str, Path]]) -> dict[str, collections.Counter]:
+def count(trees: list[tuple[str, Path]], per_file: list | None = None) -> dict[str, collections.Counter]:
+    """Name -> number of config files using it; ``per_file`` (if given) receives (file, names used) pairs."""
     counts = {"evaluator": collections.Counter(), "postprocessor": collections.Counter()}
     for _pkg, root in trees:
         for path in sorted(root.rglob("*.py")):
@@ -77,7 +78,17 @@ def count(trees: list[tuple[str, Path]]) -> dict[str, collections.Counter]:
                             seen[fam].add(t)
             for fam, names in seen.items():
                 counts[fam].update(names)
+            if per_file is not None and (seen["evaluator"] or seen["postprocessor"]):
+                per_file.append((path, seen))
     return counts
+
+
+def _native() -> dict[str, set[str]]:
+    from promptweave.compat.evaluators import EVALUATORS
+    from promptweave.compat.postprocessors import POSTPROCESSORS
+    from promptweave.evaluate.judge import _DICT_POSTPROCESSORS
+
+    return {"evaluator": set(EVALUATORS), "postprocessor": set(POSTPROCESSORS) | set(_DICT_POSTPROCESSORS)}
 
 
 def main() -> None:
@@ -85,11 +96,18 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--json")
     args = ap.parse_args()
-    counts = count(_trees())
+    per_file: list = []
+    counts = count(_trees(), per_file)
+    native = _native()
     for fam, c in counts.items():
         print(f"== {fam}: {len(c)} names, {sum(c.values())} uses")
         for i, (name, n) in enumerate(c.most_common(args.top), 1):
-            print(f"{i:3d} {n:5d} {name}")
+            print(f"{i:3d} {n:5d} {name}{'' if name in native[fam] else '   (not native)'}")
+        top = [name for name, _ in c.most_common(args.top)]
+        print(f"   native: {sum(n in native[fam] for n in top)} of the top {len(top)}")
+    ok = sum(all(n in native[f] for f, names in seen.items() for n in names) for _p, seen in per_file)
+    print(f"== config files whose every evaluator/postprocessor name is native: {ok} of {len(per_file)} "
+          f"({100 * ok / max(len(per_file), 1):.1f}%)")
     if args.json:
         Path(args.json).write_text(json.dumps({f: dict(c.most_common()) for f, c in counts.items()}, indent=1))
 

@@ -163,8 +163,35 @@ def test_academic_dict_postprocessor_and_argument_checks() -> None:
                             dict_postprocessor={"type": "generic_llmjudge_academic_postprocess",
                                                 "metric_name": "score"})
     assert g.academic and g.metric_name == "score"
+    verdicts = [{"output": "A"}, {"output": "B"}]
+    assert g.grade(verdicts, [{}, {}]) == ({"score": 50.0, "score_given_attempted": 50.0, "attempted_ratio": 100.0,
+                                             "correct_count": 1.0, "incorrect_count": 1.0,
+                                             "not_attempted_count": 0.0}, "A")
     with pytest.raises(JudgeError, match="unknown dict_postprocessor argument"):
         GenericLLMEvaluator(prompt_template=tpl, dict_postprocessor={"type": "generic_llmjudge_postprocess",
                                                                      "metric_name": "x"})
     with pytest.raises(JudgeError, match="unknown dict_postprocessor"):
         GenericLLMEvaluator(prompt_template=tpl, dict_postprocessor={"type": "alignbench_postprocess"})
+
+
+def test_other_judge_dict_postprocessors() -> None:
+    from promptweave.evaluate.judge import GenericLLMEvaluator
+
+    def graded(name: str, outputs: list[str], rows: list[dict]) -> tuple[dict, list]:
+        g = GenericLLMEvaluator(prompt_template={"template": "{prediction}"}, dict_postprocessor={"type": name})
+        verdicts = [{"output": o} for o in outputs]
+        metrics, _ = g.grade(verdicts, rows)
+        return metrics, [v["grade"] for v in verdicts]
+
+    m, grades = graded("simpleqa_postprocess", ["A", "B", "no idea", "C"], [{}] * 4)
+    assert grades == ["A", "B", "C", "C"]
+    assert m == {"accuracy": 25.0, "accuracy_given_attempted": 50.0, "f1": pytest.approx(2 * 0.5 * 0.25 / 0.75)}
+    m, _ = graded("livereasonbench_postprocess", ["A", "B"], [{}] * 2)
+    assert set(m) == {"accuracy_given_attempted", "f1"}
+    rows = [{"discipline": "Sci", "field": "Phy", "subfield": "Opt"}, {"discipline": "Sci", "field": "Chem",
+                                                                      "subfield": "Org"}, {}]
+    m, _ = graded("supergpqa_llmjudge_postprocess", ["A", "B", "A"], rows)
+    assert m["accuracy"] == 66.67 and m["SuperGPQA-Sci"] == 50.0 and m["SuperGPQA-Sci-Phy-Opt"] == 100.0
+    assert m["SuperGPQA-unknown"] == 100.0 and m["total_count"] == 3
+    m, grades = graded("chem_exam_score_llmjudge_postprocess", ["<NUMBER>0.5</NUMBER>", "\\boxed{1}", "x"], [{}] * 3)
+    assert m == {"final_score": 50.0} and grades == ["0.5", "1.0", "0.0"]

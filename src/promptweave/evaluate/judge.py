@@ -51,7 +51,87 @@ def judge_metrics(grades: Sequence[str], true_tag: str = "A", false_tag: str = "
             "incorrect_count": float(wrong), "not_attempted_count": float(n - right - wrong)}
 
 
-_DICT_POSTPROCESSORS = {"generic_llmjudge_postprocess", "generic_llmjudge_academic_postprocess"}
+def _abc_grade(judgement: str) -> str:
+    """SimpleQA-style grading: A correct, B incorrect, C (or nothing found) not attempted."""
+    m = re.search(r"(A|B|C)", judgement or "")
+    return m.group(0) if m else "C"
+
+
+def _post_generic(outputs, rows, true_tag: str = "A", false_tag: str = "B"):
+    grades = [grade_letter(o, true_tag, false_tag) for o in outputs]
+    return judge_metrics(grades, true_tag, false_tag), grades, true_tag
+
+
+def _post_academic(outputs, rows, metric_name: str = "accuracy"):
+    grades = [grade_letter(o) for o in outputs]
+    metrics = judge_metrics(grades, metric=metric_name)
+    metrics.pop("f1", None)
+    return metrics, grades, "A"
+
+
+def _abc_metrics(grades: Sequence[str]) -> dict[str, float]:
+    n = len(grades)
+    if not n:
+        return {"accuracy": 0.0, "accuracy_given_attempted": 0.0, "f1": 0.0}
+    is_c, is_w = grades.count("A") / n, grades.count("B") / n
+    given = is_c / (is_c + is_w) if is_c + is_w > 0 else 0.0
+    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
+    return {"accuracy": is_c * 100, "accuracy_given_attempted": given * 100, "f1": f1}
+
+
+def _post_simpleqa(outputs, rows):
+    grades = [_abc_grade(o) for o in outputs]
+    return _abc_metrics(grades), grades, "A"
+
+
+def _post_livereasonbench(outputs, rows):
+    grades = [_abc_grade(o) for o in outputs]
+    metrics = _abc_metrics(grades)
+    metrics.pop("accuracy")  # this variant reports no plain accuracy
+    return metrics, grades, "A"
+
+
+def _post_supergpqa(outputs, rows):
+    """Accuracy overall and per discipline / field / subfield (``SuperGPQA-<d>[-<f>[-<s>]]``), two decimals."""
+    grades = [grade_letter(o) for o in outputs]
+    stats: dict[str, list[int]] = {}
+    for g, row in zip(grades, list(rows) + [{}] * (len(grades) - len(rows))):
+        d, f, sub = (str(row.get(k, "unknown")) for k in ("discipline", "field", "subfield"))
+        for key in (f"SuperGPQA-{d}", f"SuperGPQA-{d}-{f}", f"SuperGPQA-{d}-{f}-{sub}"):
+            hit = stats.setdefault(key, [0, 0])
+            hit[0] += g == "A"
+            hit[1] += 1
+    right = grades.count("A")
+    metrics: dict[str, float] = {"accuracy": round(right / len(grades) * 100, 2) if grades else 0.0,
+                                 "total_correct": float(right), "total_count": float(len(grades))}
+    for key, (c, t) in stats.items():
+        metrics[key] = round(c / t * 100, 2)
+    return metrics, grades, "A"
+
+
+_CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
+
+
+def _post_chem_exam(outputs, rows):
+    """The judge's last ``<NUMBER>x</NUMBER>`` / ``\\boxed{x}`` is the row's score; ``final_score`` their mean ×100."""
+    scores = []
+    for o in outputs:
+        found = _CHEM_NUMBER.findall(o or "")
+        scores.append(float(found[-1]) if found else 0.0)
+    final = round(100 * sum(scores) / len(scores), 2) if scores else 0.0
+    return {"final_score": final}, [str(s) for s in scores], "1.0"
+
+
+# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
+DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
+    "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
+    "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
+    "simpleqa_postprocess": (_post_simpleqa, frozenset()),
+    "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
+    "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
+    "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
+}
+_DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
 
 
 class GenericLLMEvaluator:
@@ -75,24 +155,22 @@ class GenericLLMEvaluator:
         jpp = self.judge_cfg.get("pred_postprocessor")
         self.judge_postprocessor = build_post(jpp, f"{where}.judge_cfg.pred_postprocessor") if build_post and jpp \
             else None
-        self.tags = ("A", "B")
-        self.metric_name = "accuracy"
-        self.academic = False
+        self.dict_name: str | None = None
+        self.dict_kwargs: dict[str, Any] = {}
         if dict_postprocessor is not None:
             d = dict(dict_postprocessor) if isinstance(dict_postprocessor, Mapping) else {"type": dict_postprocessor}
             dname = _type_name(d.pop("type", ""))
-            if dname not in _DICT_POSTPROCESSORS:
+            if dname not in DICT_POSTPROCESSORS:
                 raise JudgeError("unknown dict_postprocessor for a judge", field=f"{where}.dict_postprocessor.type",
-                                 value=dname, expected=" or ".join(sorted(_DICT_POSTPROCESSORS)))
-            # the academic variant names its metric and drops f1; the plain one takes the grade letters
-            self.academic = dname == "generic_llmjudge_academic_postprocess"
-            allowed = {"metric_name"} if self.academic else {"true_tag", "false_tag"}
+                                 value=dname, expected=" or ".join(sorted(DICT_POSTPROCESSORS)))
+            allowed = DICT_POSTPROCESSORS[dname][1]
             extra = set(d) - allowed
             if extra:
                 raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
-                                 + min(extra), expected=", ".join(sorted(allowed)))
-            self.tags = (str(d.get("true_tag", "A")), str(d.get("false_tag", "B")))
-            self.metric_name = str(d.get("metric_name", "accuracy"))
+                                 + min(extra), expected=", ".join(sorted(allowed)) or "no arguments")
+            self.dict_name, self.dict_kwargs = dname, d
+        self.academic = self.dict_name == "generic_llmjudge_academic_postprocess"
+        self.metric_name = str(self.dict_kwargs.get("metric_name", "accuracy"))
         self.dict_postprocessor = dict_postprocessor
 
     # -- prompts and calls ----------------------------------------------------------------------------------------
@@ -129,23 +207,27 @@ class GenericLLMEvaluator:
             text = res.output if isinstance(res.output, str) else str(res.output)
             if self.judge_postprocessor:
                 text = self.judge_postprocessor(text)
-            out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": grade_letter(text, *self.tags),
+            out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": None,
                         "model": getattr(spec, "abbr", "judge")})
+        self.grade(out, rows)
         return out
+
+    def grade(self, verdicts: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]]) -> tuple[dict, str]:
+        """Fill each verdict's ``grade`` and compute the metrics with the configured dict postprocessor (none: the
+        reference reports no metric, the verdicts are graded A/B as ``generic_llmjudge_postprocess`` would)."""
+        fn, _ = DICT_POSTPROCESSORS[self.dict_name or "generic_llmjudge_postprocess"]
+        metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, **self.dict_kwargs)
+        for v, g in zip(verdicts, grades):
+            v["grade"] = g
+        return (metrics if self.dict_name else {}), true_tag
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         from promptweave.evaluate.evaluators import _check
 
         _check(predictions, references, self.name)
         verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
+        metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [])
         grades = [v["grade"] for v in verdicts]
-        true_tag = self.tags[0]
-        if self.dict_postprocessor is None:
-            metrics: dict[str, float] = {}  # the reference returns the raw judge output with no metric
-        else:
-            metrics = judge_metrics(grades, *self.tags, metric=self.metric_name)
-            if self.academic:
-                metrics.pop("f1", None)
         details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
                     "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,
                                                                                       verdicts)]
