@@ -119,7 +119,8 @@ EXTRACTORS = ["first_option_postprocess", "first_capital_postprocess", "last_opt
               "bbh_freeform_postprocess", "first_number_postprocess", "humaneval_postprocess_v2",
               "general_postprocess", "mathbench_postprocess", "TheoremQA_postprocess", "lcsts_postprocess",
               "first_capital_postprocess_multi", "humaneval_internal_v2_postprocess", "Xsum_postprocess",
-              "InfiniteBench_first_number_postprocess", "extract_non_reasoning_content"]
+              "InfiniteBench_first_number_postprocess", "extract_non_reasoning_content", "teval_postprocess",
+              "material_postprocessor", "xml_tag_postprocessor", "mgsm_postprocess"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -128,9 +129,15 @@ EXTRACTORS = ["first_option_postprocess", "first_capital_postprocess", "last_opt
 def test_answer_extraction_never_raises(text: str) -> None:
     for name in EXTRACTORS:
         fn = POSTPROCESSORS[name]
-        kwargs = {"options": "ABCD"} if "option" in name else {}
+        kwargs = {"options": "ABCD"} if "option" in name else {"tag": "<a>"} if "xml" in name else \
+            {"lang": "en"} if "mgsm" in name else {}
         out = fn(text, **kwargs)
         assert out is None or isinstance(out, (str, float))
+
+
+def test_teval() -> None:
+    assert pp.teval_postprocess('```json\n{{"a": 1}}\n```<|im_end|>junk') == '{"a": 1}'
+    assert pp.teval_postprocess(None) == "None"
 
 
 def test_material_tag() -> None:

@@ -29,6 +29,7 @@ POSTPROCESSORS: dict[str, Callable] = {
     "first_capital_postprocess_multi": pp.first_capital_postprocess_multi,
     "material_postprocessor": pp.material_postprocessor,
     "xml_tag_postprocessor": pp.xml_tag_postprocessor,
+    "teval_postprocess": pp.teval_postprocess,
     "lcsts_postprocess": pp.lcsts_postprocess,
     "general_postprocess": pp.general_postprocess,
     "mathbench_postprocess": pp.mathbench_postprocess,
