@@ -90,3 +90,9 @@ def test_ppl_mode_defaults_to_label_accuracy() -> None:
     ev = build_evaluation(None, mode="ppl")
     assert type(ev.evaluator).__name__ == "PPLAccEvaluator"
     assert ev.score(["A", 1], ["A", "1"]).correct == [True, True]
+
+
+def test_model_postprocessor_runs_before_the_datasets() -> None:
+    ev = build_evaluation({"pred_postprocessor": {"type": "first_capital_postprocess"}},
+                          model_cfg={"abbr": "r1", "pred_postprocessor": {"type": "extract_non_reasoning_content"}})
+    assert ev.process_prediction("<think>Maybe A</think> so: B") == "B"

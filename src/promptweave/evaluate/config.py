@@ -183,8 +183,12 @@ class Evaluation:
     evaluator: Any = field(default_factory=AccEvaluator)
     pred_postprocessor: Callable[[str], Any] | None = None
     dataset_postprocessor: Callable[[str], Any] | None = None
+    # OpenCompass's pred_role extraction never changes a prediction (its whitespace test always matches), so it is
+    # kept for the record only
     pred_role: str | None = None
     where: str = "eval_cfg"
+    # a model config's own ``pred_postprocessor`` (e.g. removing <think> blocks), applied before the dataset's
+    model_postprocessor: Callable[[str], Any] | None = None
     # set after planning: the dataset's test rows (by row index), the judge factory and the code-exec opt-in
     test_rows: Sequence[Any] = ()
     judge: Callable[[Any], tuple[Any, Any]] | None = None
@@ -199,6 +203,8 @@ class Evaluation:
         return str(getattr(self.evaluator, "name", type(self.evaluator).__name__))
 
     def process_prediction(self, text: Any) -> Any:
+        if self.model_postprocessor and isinstance(text, str):
+            text = self.model_postprocessor(text)
         return self.pred_postprocessor(text) if self.pred_postprocessor and isinstance(text, str) else text
 
     def process_gold(self, gold: Any) -> Any:
@@ -253,9 +259,11 @@ def _has_judge_cfg(ev: Any) -> bool:
 
 
 def build_evaluation(eval_cfg: Mapping[str, Any] | None, *, mode: str = "gen", allow_code: bool = False,
-                     where: str = "eval_cfg", rows: Sequence[Any] = ()) -> Evaluation:
-    """An :class:`Evaluation` from an ``eval_cfg`` dict (``evaluator``, ``pred_postprocessor``, ...)."""
+                     where: str = "eval_cfg", rows: Sequence[Any] = (), model_cfg: Any = None) -> Evaluation:
+    """An :class:`Evaluation` from an ``eval_cfg`` dict (``evaluator``, ``pred_postprocessor``, ...); the model
+    config's own ``pred_postprocessor``, if any, runs first (as OpenCompass applies it)."""
     cfg = dict(eval_cfg or {})
+    model_post = model_cfg.get("pred_postprocessor") if isinstance(model_cfg, Mapping) else None
     return Evaluation(
         evaluator=build_evaluator(cfg.get("evaluator"), f"{where}.evaluator", mode=mode, allow_code=allow_code),
         pred_postprocessor=build_postprocessor(cfg.get("pred_postprocessor"), f"{where}.pred_postprocessor",
@@ -265,6 +273,7 @@ def build_evaluation(eval_cfg: Mapping[str, Any] | None, *, mode: str = "gen", a
         pred_role=cfg.get("pred_role"),
         where=where,
         test_rows=rows,
+        model_postprocessor=build_postprocessor(model_post, "model.pred_postprocessor", allow_code),
     )
 
 

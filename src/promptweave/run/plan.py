@@ -178,7 +178,8 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 records=records, mode=mode, params=params,
                 evaluation=build_evaluation(raw.get("eval_cfg"), mode="ppl" if mode != "gen" else "gen",
                                             allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
-                                            rows=ds.test),  # eval hook: evaluators may read the test rows
+                                            # eval hook: the test rows for evaluators, the model's postprocessor
+                                            rows=ds.test, model_cfg=mcfg),
                 golds=golds, choices=[str(c) for c in choices],
                 normalizing_str=ds.inferencer.normalizing_str,
             ))
