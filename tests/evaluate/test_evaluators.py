@@ -180,3 +180,25 @@ def test_check_eval_cfg_for_lint() -> None:
     assert str(ei.value).startswith("[PW600] cfg.py: datasets[3].eval_cfg.pred_postprocessor.type: unknown")
     with pytest.raises(CodeExecutionError):
         check_eval_cfg({"evaluator": {"type": "HumanEvalEvaluator"}}, file="cfg.py")
+
+
+def test_long_tail_goes_through_the_reference_registry(monkeypatch) -> None:
+    # a double for an installed reference's registry (the real packages cannot import here without their deps)
+    class RefEvaluator:
+        def __init__(self, bonus=0):
+            self.bonus = bonus
+
+        def score(self, predictions, references, test_set):
+            ok = [p == r for p, r in zip(predictions, references)]
+            return {"score": 100 * sum(ok) / len(ok) + self.bonus, "note": "x",
+                    "details": [{"correct": c} for c in ok]}
+
+    from promptweave.compat import bridge
+
+    monkeypatch.setattr(bridge, "reference_class",
+                        lambda family, name: ("opencompass", RefEvaluator) if name == "RefEvaluator" else None)
+    e = build_evaluation({"evaluator": {"type": "RefEvaluator", "bonus": 1}})
+    s = e.score(["a", "b"], ["a", "c"], EvalContext(rows=[{}, {}]))
+    assert s.metrics == {"score": 51.0} and s.correct == [True, False] and s.extra == {"note": "x"}
+    with pytest.raises(EvaluationError, match="could not be built"):
+        build_evaluation({"evaluator": {"type": "RefEvaluator", "nope": 1}})
