@@ -141,3 +141,24 @@ def test_run_cli_refuses_code_without_the_flag_then_scores_with_it(stub_server, 
     result = json.loads((tmp_path / "w" / "results" / "api" / "mbpp.json").read_text())
     # the os.system call fails its program: one pass, one failed
     assert result["metrics"] == {"pass": 1.0, "timeout": 0.0, "failed": 1.0, "wrong_answer": 0.0, "score": 50.0}
+
+
+def test_lcbench_blocks_solution_class_and_pass_at_k() -> None:
+    from promptweave.evaluate.code_exec import (
+        LCEvaluator,
+        LCPassKEvaluator,
+        lc_code_blocks,
+    )
+
+    assert lc_code_blocks("'```python\\nx = 1\\n```'") == ["x = 1"]  # a quoted reply is unquoted first
+    sol = "```python\nclass Solution:\n    def twoSum(self, a, b):\n        return a + b\n```"
+    wrong = "```python\ndef twoSum(a, b):\n    return a - b\n```\n```python\ndef twoSum(a, b):\n    return a + b\n```"
+    tests = "assert twoSum(1, 2) == 3"
+    ctx = EvalContext(allow_code_exec=True)
+    s = LCEvaluator().score([sol, wrong, "no code"], [{"test_list_2": tests, "task_id": 1}] * 3, ctx)
+    # row 2 passes on its second block; row 3's text is run as code and fails
+    assert s.correct == [True, True, False] and s.metrics["score"] == pytest.approx(200 / 3)
+    assert s.metrics["failed"] == 1.0
+    refs = [{"test_list_2": tests, "task_id": 7}]
+    s = LCPassKEvaluator(k=(1, 2)).score([[sol, "nothing"]], refs, ctx)
+    assert s.metrics["pass@1"] == 50.0 and s.metrics["pass@2"] == 100.0

@@ -9,6 +9,8 @@ from promptweave.evaluate import evaluators as ev
 from promptweave.evaluate.agieval import AGIEvalEvaluator
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
+    LCEvaluator,
+    LCPassKEvaluator,
     MBPPEvaluator,
     MBPPPassKEvaluator,
 )
@@ -47,6 +49,8 @@ EVALUATORS: dict[str, type] = {
     "BleuFloresEvaluator": ev.BleuFloresEvaluator,
     "NQEvaluator": ev.NQEvaluator,
     "GPQAEvaluator": ev.GPQAEvaluator,
+    "LCPassKEvaluator": LCPassKEvaluator,
+    "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
     "AGIEvalEvaluator": AGIEvalEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
