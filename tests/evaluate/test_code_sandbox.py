@@ -134,6 +134,7 @@ def test_run_cli_refuses_code_without_the_flag_then_scores_with_it(stub_server, 
                                               "    return a - b' [DONE]"}[body["messages"][-1]["content"]]
     res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report"])
     assert res.exit_code != 0 and "PW630" in res.output and "--allow-code-exec" in res.output
+    assert f"{cfg}: datasets[0].eval_cfg.evaluator.type" in res.output.replace("\n", "")
     assert stub_server.total_received == 0
     res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report",
                                    "--allow-code-exec"])

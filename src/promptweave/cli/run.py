@@ -49,7 +49,10 @@ def run_cmd(
         from promptweave.evaluate import prepare_tasks
         from promptweave.evaluate.judge import judge_model_cfg
 
-        prepare_tasks(tasks, allow_code_exec=allow_code_exec, judge_model=judge_model_cfg(cfg, judge_model))
+        try:
+            prepare_tasks(tasks, allow_code_exec=allow_code_exec, judge_model=judge_model_cfg(cfg, judge_model))
+        except PromptweaveError as exc:
+            raise (exc if exc.file else exc.at(file=str(config))) from None
     except PromptweaveError as exc:
         fail(err, exc)
     if dry_run:
