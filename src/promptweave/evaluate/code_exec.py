@@ -8,6 +8,7 @@ are what actually contain it). Nothing runs unless the user passed ``--allow-cod
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import secrets
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import CodeExecutionError
+from promptweave.evaluate.context import Scores
+from promptweave.evaluate.evaluators import _check
 
 FLAG = "--allow-code-exec"
 
@@ -176,8 +179,6 @@ def require_flag(ctx: Any, who: str, where: str = "eval_cfg.evaluator.type") -> 
 
 # -- the evaluators --------------------------------------------------------------------------------------------
 
-import ast
-
 
 class _AssertEq(ast.NodeTransformer):
     """``assert a == b`` becomes a type-aware comparison, so a returned object with a forged ``__eq__`` fails."""
@@ -225,9 +226,6 @@ class HumanEvalEvaluator(_CodeEvaluator):
         self.k = [int(x) for x in (k if isinstance(k, (list, tuple)) else [k])]
 
     def score(self, predictions, references, ctx=None):
-        from promptweave.evaluate.context import Scores
-        from promptweave.evaluate.evaluators import _check
-
         require_flag(ctx, self.name)
         _check(predictions, references, self.name)
         rows = list(ctx.rows)
@@ -298,9 +296,6 @@ class MBPPEvaluator(_CodeEvaluator):
                                      field="evaluator.metric", value=metric, expected="'MBPP'")
 
     def score(self, predictions, references, ctx=None):
-        from promptweave.evaluate.context import Scores
-        from promptweave.evaluate.evaluators import _check
-
         require_flag(ctx, self.name)
         _check(predictions, references, self.name)
         jobs = []
@@ -329,9 +324,6 @@ class MBPPPassKEvaluator(_CodeEvaluator):
         self.k = list(k) if isinstance(k, (list, tuple)) else [k]
 
     def score(self, predictions, references, ctx=None):
-        from promptweave.evaluate.context import Scores
-        from promptweave.evaluate.evaluators import _check
-
         require_flag(ctx, self.name)
         _check(predictions, references, self.name)
         jobs, owners = [], []
@@ -437,9 +429,6 @@ class LCEvaluator(_CodeEvaluator):
         return ("\n".join(ref) if isinstance(ref, (list, tuple)) else str(ref)), None
 
     def score(self, predictions, references, ctx=None):
-        from promptweave.evaluate.context import Scores
-        from promptweave.evaluate.evaluators import _check
-
         require_flag(ctx, self.name)
         _check(predictions, references, self.name)
         jobs, owners = [], []
@@ -474,9 +463,6 @@ class LCPassKEvaluator(LCEvaluator):
         self.k = list(k) if isinstance(k, (list, tuple)) else [k]
 
     def score(self, predictions, references, ctx=None):
-        from promptweave.evaluate.context import Scores
-        from promptweave.evaluate.evaluators import _check
-
         require_flag(ctx, self.name)
         _check(predictions, references, self.name)
         jobs, owners, samples = [], [], []
