@@ -55,7 +55,8 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     paths are resolved against ``base_dir`` (the config file's folder).
 
     ``project`` keeps only the reader_cfg columns, input columns then the
-    output column, as the reference's reader does. ``add_meta`` appends
+    output column, plus the columns the templates name; rows read by a
+    reference loader class (``type=``) always keep every column. ``add_meta`` appends
     ``subdivision`` (``<abbr>_<split>``) and ``idx`` (the row's index in its split).
     """
     if not isinstance(dataset_cfg, Mapping):
@@ -69,6 +70,10 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     else:
         splits, source = _read_source(dataset_cfg, Path(base_dir), file)
     keep = template_columns(dataset_cfg.get("infer_cfg"))
+    if used is not None:
+        # A reference loader's rows stay whole, as in the reference: its templates fill from the whole row and
+        # its evaluators read other columns of the test row (HumanEval's test / entry_point, MBPP's test_list).
+        project = False
 
     if isinstance(splits, Split):
         train_part = test_part = splits
