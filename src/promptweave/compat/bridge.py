@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 # family -> (package, module holding the registries, registry attribute)
@@ -21,7 +21,7 @@ _REGISTRIES: dict[str, tuple[tuple[str, str, str], ...]] = {
 }
 
 
-@cache
+@lru_cache(maxsize=None)
 def _registry(module: str, attr: str) -> Any:
     try:
         mod = importlib.import_module(module)
