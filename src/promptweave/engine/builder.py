@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
+from operator import eq, itemgetter
+from typing import Any
 
+from promptweave.engine.compile import Block, compile_blocks
+from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ConfigError, DataError, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
@@ -22,7 +26,6 @@ from promptweave.prompt.template import Ice, TurnTemplate, fill_items
 from promptweave.prompt.text import CompiledText
 from promptweave.render.chat import render_chat
 from promptweave.render.text import render_text
-from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.shots.base import Retriever
 
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
@@ -30,22 +33,65 @@ _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 _MISSING = object()
 
 
-@dataclass
-class PromptRecord:
-    """One prompt as the model receives it, with where it came from."""
+_FIELDS = ("index", "mode", "label", "shot_ids", "prompt", "rendered", "dataset", "model", "ppl_context",
+           "ppl_answer")
 
-    index: int
-    mode: str
-    label: Any
-    shot_ids: list[int]
-    prompt: Any  # the filled str / Dialogue, before the meta template
-    rendered: Any  # str (text model), list of messages (chat model), or str/token-id segments
-    dataset: str = ""
-    model: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-    # ppl with ``normalizing_str``: the prompt split at the template's sep_token (``rendered`` is their join)
-    ppl_context: str | None = None
-    ppl_answer: str | None = None
+
+class PromptRecord(tuple):
+    """One prompt as the model receives it, with where it came from.
+
+    Fields: ``index``, ``mode``, ``label`` (ppl), ``shot_ids``, ``prompt`` (the filled str / Dialogue
+    before the meta template, when asked for), ``rendered`` (str for a text model, list of messages for a
+    chat model, or str/token-id segments), ``dataset``, ``model``, ``extra`` (a dict for callers' notes)
+    and, for ppl with ``normalizing_str``, ``ppl_context``/``ppl_answer`` (the prompt split at the
+    template's sep_token; ``rendered`` is their join).
+
+    A tuple underneath, read-only but for ``extra``: compiled plans make records in C
+    (``tuple.__new__``), several times cheaper than a dataclass, and the collector can walk them fast.
+    Records of one plan share their ``shot_ids`` list; treat it as read-only.
+    """
+
+    def __new__(cls, index: int, mode: str, label: Any, shot_ids: list[int], prompt: Any, rendered: Any,  # noqa: PYI034
+                dataset: str = "", model: str = "", extra: dict[str, Any] | None = None,
+                ppl_context: str | None = None, ppl_answer: str | None = None) -> PromptRecord:
+        self = tuple.__new__(cls, (index, mode, label, shot_ids, prompt, rendered, dataset, model, ppl_context,
+                                   ppl_answer))
+        if extra is not None:
+            self.__dict__["_extra"] = extra
+        return self
+
+    index = property(itemgetter(0))
+    mode = property(itemgetter(1))
+    label = property(itemgetter(2))
+    shot_ids = property(itemgetter(3))
+    prompt = property(itemgetter(4))
+    rendered = property(itemgetter(5))
+    dataset = property(itemgetter(6))
+    model = property(itemgetter(7))
+    ppl_context = property(itemgetter(8))
+    ppl_answer = property(itemgetter(9))
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        d = self.__dict__
+        e = d.get("_extra")
+        if e is None:
+            e = d["_extra"] = {}
+        return e
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self))
+        return f"PromptRecord({inner}, extra={self.extra!r})"
+
+    def __reduce__(self) -> tuple:
+        return (_record, (tuple(self), self.__dict__.get("_extra")))
+
+
+def _record(fields: tuple, extra: dict[str, Any] | None) -> PromptRecord:
+    rec = tuple.__new__(PromptRecord, fields)
+    if extra is not None:
+        rec.__dict__["_extra"] = extra
+    return rec
 
 
 class _Plan:
@@ -222,16 +268,57 @@ class PromptBuilder:
                             field=f"{self.dataset.abbr}.test", value=index) from None
 
     # ------------------------------------------------------------------ plans
-    def _plan(self, label: Any, ids: Sequence[int]) -> Any:
+    # A plan is made per (label, shot ids) the first time they are asked for, and compiled to code
+    # (engine/compile.py) once it is used again or is about to serve a run of rows.
+    def _entry(self, label: Any, ids: Sequence[int]) -> list:
+        """[plan or None, shot id list, compiled record function or None, uses] for (label, ids)."""
         key = (label if self.mode == "ppl" else None, tuple(ids))
-        plan = self._plans.get(key, _MISSING)
-        if plan is not _MISSING:
-            return plan
-        plan = self._make_plan(label, ids)
-        self._plans[key] = plan
-        if len(self._plans) > self._plan_cache:
-            self._plans.popitem(last=False)
-        return plan
+        entry = self._plans.get(key)
+        if entry is None:
+            entry = [self._make_plan(label, ids), list(ids), None, 0]
+            self._plans[key] = entry
+            if len(self._plans) > self._plan_cache:
+                self._plans.popitem(last=False)
+        return entry
+
+    def _block(self, label: Any, entry: list) -> Block:
+        plan, ids = entry[0], entry[1]
+        lab = label if self.mode == "ppl" else None
+        if plan is None:
+            return Block("call", lambda i: self._general(i, label, ids), lab)
+        kind, body = plan
+        return Block(kind, body, lab, body.fill if kind == "str" else (lambda row: self._run_plan(plan, row)))
+
+    def _compile(self, blocks: list[Block], ids: list[int]) -> Any:
+        return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
+                              model=self.model.abbr)
+
+    def _record_fn(self, label: Any, ids: Sequence[int], hot: bool = False) -> Any:
+        """``f(index, row) -> PromptRecord`` for (label, ids), or None where the general path is needed."""
+        entry = self._entry(label, ids)
+        if entry[0] is None:
+            return None
+        fn = entry[2]
+        if fn is None:
+            entry[3] += 1
+            if not hot and entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
+                return lambda i, row: _record(
+                    (i, self.mode, label if self.mode == "ppl" else None, entry[1], None,
+                     self._run_plan(entry[0], row), self.dataset.abbr, self.model.abbr, None, None), None)
+            fn = entry[2] = self._compile([self._block(label, entry)], entry[1])
+        return fn
+
+    def _row_fn(self, ids: Sequence[int], labels: Sequence[Any]) -> Any:
+        """``f(index, row)``: every record of one row (a tuple in ppl mode), or None for the general path."""
+        if self.mode == "gen":
+            return self._record_fn(None, ids, hot=True)
+        key = ("*row", tuple(labels), tuple(ids))
+        fn = self._plans.get(key)
+        if fn is None:
+            entries = [self._entry(lab, ids) for lab in labels]
+            fn = self._compile([self._block(lab, e) for lab, e in zip(labels, entries)], entries[0][1])
+            self._plans[key] = fn
+        return fn
 
     def _make_plan(self, label: Any, ids: Sequence[int]) -> Any:
         ice = self._ice(ids)
@@ -280,6 +367,13 @@ class PromptBuilder:
                 out.append(d)
         return out
 
+    def _general(self, index: int, label: Any, ids: Sequence[int], with_prompt: bool = False) -> PromptRecord:
+        """Fill the template into a str / Dialogue and render it: the path every plan must agree with."""
+        prompt = self.fill(index, label, ids)
+        return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids),
+                            prompt if with_prompt else None, self.render(prompt), self.dataset.abbr,
+                            self.model.abbr)
+
     # ------------------------------------------------------------------ public
     def build(self, index: int, label: Any = None, *, ids: Sequence[int] | None = None,
               with_prompt: bool = False) -> PromptRecord:
@@ -294,17 +388,11 @@ class PromptBuilder:
             return PromptRecord(index, self.mode, label, list(ids), prompt if with_prompt else None,
                                 self.render(prompt), self.dataset.abbr, self.model.abbr,
                                 ppl_context=context, ppl_answer=answer)
-        rendered = _MISSING
-        prompt = None
         if self._plans_ok and not with_prompt:
-            plan = self._plan(label, ids)
-            if plan is not None:
-                rendered = self._run_plan(plan, self._test_row(index))
-        if rendered is _MISSING:
-            prompt = self.fill(index, label, ids)
-            rendered = self.render(prompt)
-        return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids), prompt, rendered,
-                            self.dataset.abbr, self.model.abbr)
+            fn = self._record_fn(label, ids)
+            if fn is not None:
+                return fn(index, self._test_row(index))
+        return self._general(index, label, ids, with_prompt)
 
     def build_row(self, index: int, *, ids: Sequence[int] | None = None,
                   with_prompt: bool = False) -> list[PromptRecord]:
@@ -313,14 +401,62 @@ class PromptBuilder:
             return [self.build(index, ids=ids, with_prompt=with_prompt)]
         return [self.build(index, label, ids=ids, with_prompt=with_prompt) for label in self.labels()]
 
-    def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False) -> Iterator[PromptRecord]:
+    def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False,
+                  compiled: bool = True) -> Iterator[PromptRecord]:
+        """Every prompt of these rows (all by default), row by row, lazily.
+
+        Runs of rows with the same examples go through the plan's compiled function;
+        ``compiled=False`` (or ``with_prompt``) takes the general path for every row.
+        """
+        fast = (compiled and self._plans_ok and not with_prompt
+                and not (self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None))
+        return chain.from_iterable(self._runs(indices, with_prompt, fast))
+
+    def _runs(self, indices: Sequence[int] | None, with_prompt: bool, fast: bool) -> Iterator[Any]:
+        test = self.dataset.test
+        n = len(test)
         if indices is None:
-            indices = range(len(self.dataset.test))
+            indices = range(n)
         else:
             indices = list(indices)
+            if indices and not (-n <= min(indices) and max(indices) < n):
+                for i in indices:
+                    self._test_row(i)  # raises, naming the row
             self.prefetch(indices)
-        for i in indices:
-            yield from self.build_row(i, with_prompt=with_prompt)
+        if not fast:
+            for i in indices:
+                yield self.build_row(i, with_prompt=with_prompt)
+            return
+        labels = self.labels() if self.mode == "ppl" else ()
+        get = test.__getitem__
+        if self._ids is not None or type(self.dataset.retriever).select_rows is Retriever.select_rows:
+            all_ids = self.shot_ids
+            ids_of = all_ids.__getitem__
+        else:
+            ids_of = self.ids_for
+        if not indices:
+            return
+        start, first = 0, ids_of(indices[0])
+        if all(map(eq, repeat(first), map(ids_of, indices))):
+            runs = [(0, len(indices), first)]
+        else:
+            runs = []
+            prev = first
+            for k, i in enumerate(indices):
+                ids = ids_of(i)
+                if ids is not prev and ids != prev:
+                    runs.append((start, k, prev))
+                    start, prev = k, ids
+            runs.append((start, len(indices), prev))
+        for a, b, ids in runs:
+            part = indices[a:b]
+            fn = self._row_fn(ids, labels)
+            if fn is None:
+                yield (r for i in part for r in self.build_row(i, ids=ids))
+            elif self.mode == "gen":
+                yield map(fn, part, map(get, part))
+            else:
+                yield chain.from_iterable(map(fn, part, map(get, part)))
 
     # ------------------------------------------------------------------ normalizing_str
     def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:

@@ -1,0 +1,151 @@
+"""Compile a prompt plan to a specialised Python function.
+
+A plan (see :mod:`promptweave.engine.builder`) is a rendered prompt cut into
+literal text and row-value slots: a string, or a list of chat messages whose
+``prompt`` strings are cut that way. Here each plan becomes one generated
+function ``f(index, row) -> PromptRecord`` (or, for several labels at once, a
+tuple of records) whose body is a single ``''.join`` of literals and row values.
+
+The generated source holds no user text at all: literals, column names,
+message dicts and labels travel in a constants tuple that the generated factory
+unpacks into closure variables, and the source only names them by position
+(``k3``, ``n1``, ...). So the source depends on the plan's *shape* alone, and
+one compiled code object serves every plan of that shape (e.g. each BM25 row's
+different examples); it is cached by a hash of the shape.
+
+A row the fast body cannot handle (a missing column, a non-string value) goes
+to the plan's interpreter for that row, which writes ``str(value)`` or keeps
+``{name}``, as the general path does.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any
+
+__all__ = ["Block", "compile_blocks"]
+
+_tuple_new = tuple.__new__
+
+
+class Block:
+    """One record's worth of plan: how its ``rendered`` value is made, and the record's fixed fields.
+
+    ``kind`` is ``"str"`` (``body`` is a :class:`Plan`-like object with ``parts``/``slots``/``fill``),
+    ``"msgs"`` (``body`` is a list of ``(message dict, plan or None)``) or ``"call"`` (``body`` is a
+    callable ``index -> record``: the general path, for what a plan cannot express).
+    ``slow`` renders one row through the plan's interpreter (used for rows the fast body rejects).
+    """
+
+    __slots__ = ("body", "kind", "label", "slow")
+
+    def __init__(self, kind: str, body: Any, label: Any = None, slow: Callable[[Any], Any] | None = None) -> None:
+        self.kind, self.body, self.label, self.slow = kind, body, label, slow
+
+
+class _Gen:
+    """Source lines and constants for one generated function."""
+
+    def __init__(self) -> None:
+        self.consts: list = []
+        self.var_of: dict[str, str] = {}  # column -> local variable, per block
+
+    def const(self, value: Any) -> str:
+        self.consts.append(value)
+        return f"k{len(self.consts) - 1}"
+
+    def fetch(self, plan: Any, lines: list[str]) -> None:
+        new = [c for c in dict.fromkeys(name for _, name in plan.slots) if c not in self.var_of]
+        for c in new:
+            self.var_of[c] = f"v{len(self.var_of)}"
+        if len(new) == 1:
+            lines.append(f"{self.var_of[new[0]]} = row[{self.const(new[0])}]")
+        elif new:
+            lines.append(", ".join(self.var_of[c] for c in new) + f", = {self.const(itemgetter(*new))}(row)")
+
+    def join(self, plan: Any) -> str:
+        slot_at = dict(plan.slots)
+        items: list[str] = []
+        for pos, part in enumerate(plan.parts):
+            if pos in slot_at:
+                items.append(self.var_of[slot_at[pos]])
+            elif part:
+                items.append(self.const(part))
+        if not plan.slots:
+            return items[0] if len(items) == 1 else ("''" if not items else self.const("".join(plan.parts)))
+        return "join((" + ", ".join(items) + ",))"
+
+    def block(self, block: Block, b: int, lines: list[str], slows: list[str]) -> str:
+        """Append the lines computing block ``b``'s rendered value; return its record expression.
+
+        Row values are fetched once per row function and shared by its blocks (the labels of a ppl row).
+        """
+        if block.kind == "call":
+            return f"{self.const(block.body)}(i)"
+        if block.kind == "str":
+            self.fetch(block.body, lines)
+            lines.append(f"r{b} = {self.join(block.body)}")
+        else:
+            msgs: list[str] = []
+            for m, plan in block.body:
+                if plan is None:
+                    k = self.const(m)
+                    msgs.append(f"{{**{k}}}" if "prompt" in m else k)
+                    continue
+                self.fetch(plan, lines)
+                expr = self.join(plan)
+                if list(m) == ["role", "prompt"]:
+                    msgs.append(f"{{'role': {self.const(m['role'])}, 'prompt': {expr}}}")
+                else:
+                    msgs.append(f"{{**{self.const(m)}, 'prompt': {expr}}}")
+            lines.append(f"r{b} = [" + ", ".join(msgs) + "]")
+        slows.append(f"r{b} = {self.const(block.slow)}(row)")
+        return f"new(R, (i, MODE, {self.const(block.label)}, IDS, None, r{b}, DS, MODEL, None, None))"
+
+
+def _source(blocks: Sequence[Block], consts: list) -> str:
+    gen = _Gen()
+    lines: list[str] = []
+    slows: list[str] = []
+    recs = [gen.block(block, b, lines, slows) for b, block in enumerate(blocks)]
+    body: list[str] = []
+    if any("row" in ln for ln in lines):
+        # a row the one-join body cannot take (missing column, non-str value) goes through the interpreters
+        body.append("    try:")
+        body.extend("        " + ln for ln in lines)
+        body.append("    except ERR:")
+        body.extend("        " + ln for ln in slows)
+    else:
+        body.extend("    " + ln for ln in lines)
+    body.append(f"    return {recs[0]}" if len(recs) == 1 else "    return (" + ", ".join(recs) + ",)")
+    consts.extend(gen.consts)
+    unpack = ", ".join(f"k{j}" for j in range(len(consts)))
+    return ("def factory(new, R, join, ERR, MODE, IDS, DS, MODEL, K):\n"
+            + (f"    {unpack}, = K\n" if consts else "")
+            + "    def plan(i, row):\n"
+            + "\n".join("    " + ln for ln in body) + "\n"
+            + "    return plan\n")
+
+
+@lru_cache(maxsize=512)
+def _factory(source: str) -> Callable[..., Callable]:
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    namespace: dict[str, Any] = {"__builtins__": {}}
+    # our own generated text only: every user string is a constant passed in through K
+    exec(compile(source, f"<promptweave plan {digest}>", "exec"), namespace)  # noqa: S102
+    return namespace["factory"]
+
+
+def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: list, dataset: str,
+                   model: str) -> Callable[[int, Any], Any]:
+    """``f(index, row)``: the record (one block) or the tuple of records (several) for that row."""
+    consts: list = []
+    source = _source(blocks, consts)
+    return _factory(source)(_tuple_new, record, "".join, (KeyError, TypeError, IndexError), mode, ids, dataset, model, tuple(consts))
+
+
+def plan_source(blocks: Sequence[Block]) -> str:
+    """The generated source for these blocks (for tests and curious readers)."""
+    return _source(blocks, [])
