@@ -10,6 +10,7 @@ same bytes (tests check this).
 from __future__ import annotations
 
 import re
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, repeat
@@ -18,7 +19,7 @@ from typing import Any
 
 from promptweave.engine.compile import Block, compile_blocks
 from promptweave.engine.spec import DatasetSpec, ModelSpec
-from promptweave.errors import ConfigError, DataError, TemplateError
+from promptweave.errors import ConfigError, DataError, PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
 from promptweave.prompt.multimodal import has_parts
@@ -142,6 +143,7 @@ class PromptBuilder:
         self._row_ids: dict[int, list[int]] = {}
         self._seen_labels: list[Any] | None = None
         self._names = sorted(self.template.placeholder_names())
+        self._unused_ice_warned = False
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
             model.meta.warn_if_no_generate(file=model.file)
@@ -233,11 +235,14 @@ class PromptBuilder:
 
     def _checked(self, label: Any, ids: Sequence[int]) -> Any:
         compiled = self._compiled(label)
-        if ids and not _mentions_ice(compiled):
-            raise TemplateError(
-                f"{len(ids)} in-context examples were retrieved but the template has no "
-                f"{self.template.ice_token or 'ice_token'} to put them in", file=self.dataset.file,
-                field=self.template.field, expected="the ice_token in the template, or ZeroRetriever")
+        if ids and not self._unused_ice_warned and not _mentions_ice(compiled):
+            # The references fill such a template as it is: the retrieved examples are simply not shown.
+            self._unused_ice_warned = True
+            where = f"{self.dataset.file}: " if self.dataset.file else ""
+            warnings.warn(f"{where}{self.template.field}: {len(ids)} in-context examples were retrieved but the "
+                          f"template has no {self.template.ice_token or 'ice_token'} to put them in, so the prompt "
+                          "is built without them (as OpenCompass does); use ZeroRetriever, or put the ice_token "
+                          "in the template", PromptweaveWarning, stacklevel=4)
         return compiled
 
     def _row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:

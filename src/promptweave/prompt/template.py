@@ -147,7 +147,7 @@ class PromptTemplate:
                     raise self._err("a dialogue item must be a string or a turn dict", p, value=item)
         if self.ice_token and not found_ice:
             # The references accept this (examples are then simply not shown); the builder
-            # raises if examples were actually retrieved for such a template.
+            # warns again if examples were actually retrieved for such a template.
             warnings.warn(f"{self.file + ': ' if self.file else ''}{self.field}{path}: ice_token "
                           f"{self.ice_token!r} does not occur in the dialogue, so in-context examples have no place",
                           PromptweaveWarning, stacklevel=4)
