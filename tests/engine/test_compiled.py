@@ -49,9 +49,12 @@ def test_every_corpus_case_is_the_same_compiled_and_general(shared_corpus):
                 idx = case["test_index"]
                 labels = case.get("labels") or (case["expected"].get("labels")
                                                 if isinstance(case["expected"], dict) else None)
-                got = _outcome(lambda fast=fast, idx=idx: fast.build_all([idx]))
-                want = _outcome(lambda slow=slow, idx=idx: slow.build_all([idx], compiled=False))
+                # two rows with the same examples: a run, which build_all compiles
+                got = _outcome(lambda fast=fast, idx=idx: fast.build_all([idx, idx]))
+                want = _outcome(lambda slow=slow, idx=idx: slow.build_all([idx, idx], compiled=False))
                 assert got == want, case["id"]
+                if isinstance(got, list):
+                    assert list(fast.prompts([idx, idx])) == [r[3] for r in want], case["id"]
                 if fast.mode == "ppl" and labels:
                     # build() compiles a (label, ids) plan on its second use
                     for _ in range(2):
@@ -59,8 +62,7 @@ def test_every_corpus_case_is_the_same_compiled_and_general(shared_corpus):
                         want = _outcome(lambda b=slow, i=idx, ls=labels: [b.build(i, lab) for lab in ls])
                         assert got == want, case["id"]
                 compared += 1
-                compiled += any(type(e) is not list and callable(e) or (type(e) is list and e[2] is not None)
-                                for e in fast._plans.values())
+                compiled += any(type(e) is not list and callable(e) for e in fast._plans.values())
     assert compared > 10_000
     assert compiled > 9_000  # nearly every case takes compiled code, not the fallbacks
 
@@ -69,7 +71,7 @@ def test_generated_source_holds_no_user_text():
     nasty = "'); __import__('os').system('echo hi') #"
     tpl = {"round": [{"role": "HUMAN", "prompt": nasty + " {question} \"\"\" {odd'col}"},
                      {"role": "BOT", "prompt": "{answer}"}]}
-    rows = [{"question": "q", "odd'col": "v", "answer": "a"}]
+    rows = [{"question": "q", "odd'col": "v", "answer": "a"}] * 2
     b = make_builder({"prompt_template": {"type": "PromptTemplate", "template": tpl},
                       "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}},
                      rows, meta=CHATML, inputs=("question", "odd'col"))

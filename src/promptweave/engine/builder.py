@@ -9,6 +9,7 @@ same bytes (tests check this).
 """
 from __future__ import annotations
 
+import gc
 import re
 import warnings
 from collections import OrderedDict
@@ -28,10 +29,12 @@ from promptweave.prompt.text import CompiledText
 from promptweave.render.chat import render_chat
 from promptweave.render.text import render_text
 from promptweave.shots.base import Retriever
+from promptweave.shots.basic import FixKRetriever, ZeroRetriever
 
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 _MISSING = object()
+_CHUNK = 4096  # rows built per call of a compiled plan: memory stays bounded while build_all is consumed
 
 
 _FIELDS = ("index", "mode", "label", "shot_ids", "prompt", "rendered", "dataset", "model", "ppl_context",
@@ -294,36 +297,38 @@ class PromptBuilder:
         kind, body = plan
         return Block(kind, body, lab, body.fill if kind == "str" else (lambda row: self._run_plan(plan, row)))
 
-    def _compile(self, blocks: list[Block], ids: list[int]) -> Any:
+    def _compile(self, blocks: list[Block], ids: list[int], records: bool = True) -> Any:
         return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
-                              model=self.model.abbr)
+                              model=self.model.abbr, records=records)
 
-    def _record_fn(self, label: Any, ids: Sequence[int], hot: bool = False) -> Any:
+    def _record_fn(self, label: Any, ids: Sequence[int]) -> Any:
         """``f(index, row) -> PromptRecord`` for (label, ids), or None where the general path is needed."""
         entry = self._entry(label, ids)
         if entry[0] is None:
             return None
-        fn = entry[2]
-        if fn is None:
+        run = entry[2]
+        if run is None:
             entry[3] += 1
-            if not hot and entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
+            if entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
                 return lambda i, row: _record(
                     (i, self.mode, label if self.mode == "ppl" else None, entry[1], None,
                      self._run_plan(entry[0], row), self.dataset.abbr, self.model.abbr, None, None), None)
-            fn = entry[2] = self._compile([self._block(label, entry)], entry[1])
-        return fn
+            run = entry[2] = self._compile([self._block(label, entry)], entry[1])
+        return lambda i, row: run((i,), (row,))[0]
 
-    def _row_fn(self, ids: Sequence[int], labels: Sequence[Any]) -> Any:
-        """``f(index, row)``: every record of one row (a tuple in ppl mode), or None for the general path."""
-        if self.mode == "gen":
-            return self._record_fn(None, ids, hot=True)
-        key = ("*row", tuple(labels), tuple(ids))
-        fn = self._plans.get(key)
-        if fn is None:
-            entries = [self._entry(lab, ids) for lab in labels]
-            fn = self._compile([self._block(lab, e) for lab, e in zip(labels, entries)], entries[0][1])
-            self._plans[key] = fn
-        return fn
+    def _rows_fn(self, ids: Sequence[int], labels: Sequence[Any], records: bool = True) -> Any:
+        """``run(indices, rows)``: every record (or rendered prompt) of those rows, all labels in ppl mode;
+        None where the general path is needed."""
+        key = ("*rows", records, tuple(labels), tuple(ids))
+        run = self._plans.get(key)
+        if run is None:
+            labs = labels or (None,)
+            entries = [self._entry(lab, ids) for lab in labs]
+            if self.mode == "gen" and entries[0][0] is None:
+                return None
+            run = self._compile([self._block(lab, e) for lab, e in zip(labs, entries)], entries[0][1], records)
+            self._plans[key] = run
+        return run
 
     def _make_plan(self, label: Any, ids: Sequence[int]) -> Any:
         ice = self._ice(ids)
@@ -413,11 +418,21 @@ class PromptBuilder:
         Runs of rows with the same examples go through the plan's compiled function;
         ``compiled=False`` (or ``with_prompt``) takes the general path for every row.
         """
-        fast = (compiled and self._plans_ok and not with_prompt
-                and not (self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None))
-        return chain.from_iterable(self._runs(indices, with_prompt, fast))
+        return chain.from_iterable(self._runs(indices, with_prompt, self._fast(compiled and not with_prompt)))
 
-    def _runs(self, indices: Sequence[int] | None, with_prompt: bool, fast: bool) -> Iterator[Any]:
+    def prompts(self, indices: Sequence[int] | None = None) -> Iterator[Any]:
+        """What the model receives for these rows, in ``build_all``'s order: each record's ``rendered`` only.
+
+        The leanest form (no record objects), for callers that track rows and labels themselves.
+        """
+        return chain.from_iterable(self._runs(indices, False, self._fast(True), records=False))
+
+    def _fast(self, compiled: bool) -> bool:
+        return (compiled and self._plans_ok
+                and not (self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None))
+
+    def _runs(self, indices: Sequence[int] | None, with_prompt: bool, fast: bool,
+              records: bool = True) -> Iterator[Any]:
         test = self.dataset.test
         n = len(test)
         if indices is None:
@@ -428,40 +443,68 @@ class PromptBuilder:
                 for i in indices:
                     self._test_row(i)  # raises, naming the row
             self.prefetch(indices)
-        if not fast:
-            for i in indices:
-                yield self.build_row(i, with_prompt=with_prompt)
-            return
         labels = self.labels() if self.mode == "ppl" else ()
-        get = test.__getitem__
-        if self._ids is not None or type(self.dataset.retriever).select_rows is Retriever.select_rows:
-            all_ids = self.shot_ids
-            ids_of = all_ids.__getitem__
-        else:
-            ids_of = self.ids_for
+        if not fast:
+            normalizing = self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None
+            for i in indices:
+                if normalizing:
+                    recs = self.build_row(i, with_prompt=with_prompt)
+                else:
+                    ids = self.ids_for(i)
+                    recs = [self._general(i, lab, ids, with_prompt) for lab in (labels or (None,))]
+                yield recs if records else [r.rendered for r in recs]
+            return
         if not indices:
             return
-        start, first = 0, ids_of(indices[0])
-        if all(map(eq, repeat(first), map(ids_of, indices))):
-            runs = [(0, len(indices), first)]
+        retriever = self.dataset.retriever
+        if self._ids is None and type(retriever) in (ZeroRetriever, FixKRetriever):
+            # the same examples for every row: ask for one row's, not a list per row
+            runs = [(0, len(indices), retriever.select(self.dataset.train, [test[indices[0]]])[0])]
         else:
-            runs = []
-            prev = first
-            for k, i in enumerate(indices):
-                ids = ids_of(i)
-                if ids is not prev and ids != prev:
-                    runs.append((start, k, prev))
-                    start, prev = k, ids
-            runs.append((start, len(indices), prev))
+            if self._ids is not None or type(retriever).select_rows is Retriever.select_rows:
+                ids_of = self.shot_ids.__getitem__
+            else:
+                ids_of = self.ids_for
+            start, first = 0, ids_of(indices[0])
+            if all(map(eq, repeat(first), map(ids_of, indices))):
+                runs = [(0, len(indices), first)]
+            else:
+                runs = []
+                prev = first
+                for k, i in enumerate(indices):
+                    ids = ids_of(i)
+                    if ids is not prev and ids != prev:
+                        runs.append((start, k, prev))
+                        start, prev = k, ids
+                runs.append((start, len(indices), prev))
+        sliceable = isinstance(indices, range) and indices.step == 1 and isinstance(test, list)
         for a, b, ids in runs:
             part = indices[a:b]
-            fn = self._row_fn(ids, labels)
-            if fn is None:
-                yield (r for i in part for r in self.build_row(i, ids=ids))
-            elif self.mode == "gen":
-                yield map(fn, part, map(get, part))
-            else:
-                yield chain.from_iterable(map(fn, part, map(get, part)))
+            if b - a == 1:  # examples of this row only (BM25, random): a plan would serve one row
+                i = part[0]
+                recs = [self._general(i, lab, ids) for lab in (labels or (None,))]
+                yield recs if records else [r.rendered for r in recs]
+                continue
+            run = self._rows_fn(ids, labels, records)
+            if run is None:
+                recs = (r for i in part for r in self.build_row(i, ids=ids))
+                yield recs if records else (r.rendered for r in recs)
+                continue
+            for c in range(0, len(part), _CHUNK):
+                sub = part[c:c + _CHUNK]
+                rows = test[sub.start:sub.stop] if sliceable else map(test.__getitem__, sub)
+                # A chunk only allocates new, acyclic objects that all stay referenced: the collector
+                # has nothing to find in it, yet would run every 700 of them (half the build time when a
+                # task's prompts are kept). It is paused for the chunk and runs once after it.
+                paused = gc.isenabled()
+                if paused:
+                    gc.disable()
+                try:
+                    out = run(sub, rows)
+                finally:
+                    if paused:
+                        gc.enable()
+                yield out
 
     # ------------------------------------------------------------------ normalizing_str
     def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:

@@ -3,8 +3,9 @@
 A plan (see :mod:`promptweave.engine.builder`) is a rendered prompt cut into
 literal text and row-value slots: a string, or a list of chat messages whose
 ``prompt`` strings are cut that way. Here each plan becomes one generated
-function ``f(index, row) -> PromptRecord`` (or, for several labels at once, a
-tuple of records) whose body is a single ``''.join`` of literals and row values.
+function ``run(indices, rows) -> [PromptRecord, ...]`` (one record per block,
+e.g. per ppl label, per row) whose loop body is a single ``''.join`` of literals
+and row values per record.
 
 The generated source holds no user text at all: literals, column names,
 message dicts and labels travel in a constants tuple that the generated factory
@@ -20,9 +21,8 @@ to the plan's interpreter for that row, which writes ``str(value)`` or keeps
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from operator import itemgetter
 from typing import Any
 
 __all__ = ["Block", "compile_blocks"]
@@ -60,10 +60,8 @@ class _Gen:
         new = [c for c in dict.fromkeys(name for _, name in plan.slots) if c not in self.var_of]
         for c in new:
             self.var_of[c] = f"v{len(self.var_of)}"
-        if len(new) == 1:
-            lines.append(f"{self.var_of[new[0]]} = row[{self.const(new[0])}]")
-        elif new:
-            lines.append(", ".join(self.var_of[c] for c in new) + f", = {self.const(itemgetter(*new))}(row)")
+        for c in new:  # plain subscripts: cheaper than one itemgetter call and its tuple
+            lines.append(f"{self.var_of[c]} = row[{self.const(c)}]")
 
     def join(self, plan: Any) -> str:
         slot_at = dict(plan.slots)
@@ -77,13 +75,13 @@ class _Gen:
             return items[0] if len(items) == 1 else ("''" if not items else self.const("".join(plan.parts)))
         return "join((" + ", ".join(items) + ",))"
 
-    def block(self, block: Block, b: int, lines: list[str], slows: list[str]) -> str:
-        """Append the lines computing block ``b``'s rendered value; return its record expression.
+    def block(self, block: Block, b: int, lines: list[str], slows: list[str], records: bool) -> str:
+        """Append the lines computing block ``b``'s rendered value; return its record (or rendered) expression.
 
         Row values are fetched once per row function and shared by its blocks (the labels of a ppl row).
         """
         if block.kind == "call":
-            return f"{self.const(block.body)}(i)"
+            return f"{self.const(block.body)}(i)" + ("" if records else ".rendered")
         if block.kind == "str":
             self.fetch(block.body, lines)
             lines.append(f"r{b} = {self.join(block.body)}")
@@ -102,31 +100,39 @@ class _Gen:
                     msgs.append(f"{{**{self.const(m)}, 'prompt': {expr}}}")
             lines.append(f"r{b} = [" + ", ".join(msgs) + "]")
         slows.append(f"r{b} = {self.const(block.slow)}(row)")
+        if not records:
+            return f"r{b}"
         return f"new(R, (i, MODE, {self.const(block.label)}, IDS, None, r{b}, DS, MODEL, None, None))"
 
 
-def _source(blocks: Sequence[Block], consts: list) -> str:
+def _source(blocks: Sequence[Block], consts: list, records: bool = True) -> str:
     gen = _Gen()
     lines: list[str] = []
     slows: list[str] = []
-    recs = [gen.block(block, b, lines, slows) for b, block in enumerate(blocks)]
+    recs = [gen.block(block, b, lines, slows, records) for b, block in enumerate(blocks)]
     body: list[str] = []
     if any("row" in ln for ln in lines):
         # a row the one-join body cannot take (missing column, non-str value) goes through the interpreters
-        body.append("    try:")
-        body.extend("        " + ln for ln in lines)
-        body.append("    except ERR:")
-        body.extend("        " + ln for ln in slows)
-    else:
+        body.append("try:")
         body.extend("    " + ln for ln in lines)
-    body.append(f"    return {recs[0]}" if len(recs) == 1 else "    return (" + ", ".join(recs) + ",)")
+        body.append("except ERR:")
+        body.extend("    " + ln for ln in slows)
+    else:
+        body.extend(lines)
+    body.extend(f"add({rec})" for rec in recs)
     consts.extend(gen.consts)
-    unpack = ", ".join(f"k{j}" for j in range(len(consts)))
-    return ("def factory(new, R, join, ERR, MODE, IDS, DS, MODEL, K):\n"
-            + (f"    {unpack}, = K\n" if consts else "")
-            + "    def plan(i, row):\n"
-            + "\n".join("    " + ln for ln in body) + "\n"
-            + "    return plan\n")
+    names = ", ".join(["new", "R", "join", "zip", "ERR", "MODE", "IDS", "DS", "MODEL"]
+                      + [f"k{j}" for j in range(len(consts))])
+    # one loop over a chunk of rows: no Python call per row; everything it needs is a local variable
+    return ("def factory(K):\n"
+            + "    def run(idx, rows):\n"
+            + f"        {names}, = K\n"
+            + "        out = []\n"
+            + "        add = out.append\n"
+            + "        for i, row in zip(idx, rows):\n"
+            + "\n".join("            " + ln for ln in body) + "\n"
+            + "        return out\n"
+            + "    return run\n")
 
 
 @lru_cache(maxsize=512)
@@ -139,13 +145,15 @@ def _factory(source: str) -> Callable[..., Callable]:
 
 
 def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: list, dataset: str,
-                   model: str) -> Callable[[int, Any], Any]:
-    """``f(index, row)``: the record (one block) or the tuple of records (several) for that row."""
+                   model: str, records: bool = True) -> Callable[[Iterable[int], Iterable[Any]], list]:
+    """``run(indices, rows)``: the records of those rows, one per block per row, in row order
+    (``records=False``: only what each record's ``rendered`` would be)."""
     consts: list = []
-    source = _source(blocks, consts)
-    return _factory(source)(_tuple_new, record, "".join, (KeyError, TypeError, IndexError), mode, ids, dataset, model, tuple(consts))
+    source = _source(blocks, consts, records)
+    fixed = (_tuple_new, record, "".join, zip, (KeyError, TypeError, IndexError), mode, ids, dataset, model)
+    return _factory(source)(fixed + tuple(consts))
 
 
-def plan_source(blocks: Sequence[Block]) -> str:
+def plan_source(blocks: Sequence[Block], records: bool = True) -> str:
     """The generated source for these blocks (for tests and curious readers)."""
-    return _source(blocks, [])
+    return _source(blocks, [], records)
