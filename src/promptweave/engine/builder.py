@@ -593,7 +593,14 @@ def _mentions_ice(compiled: Any) -> bool:
 def _ice_has_marker(ice: Ice) -> bool:
     if isinstance(ice, str):
         return _MARK_OPEN in ice or _MARK_CLOSE in ice
-    return any(_MARK_OPEN in repr(it) or _MARK_CLOSE in repr(it) for it in ice.items)
+    for it in ice.items:
+        t = type(it)
+        if t is SectionMark:
+            continue  # section names are ours
+        text = it if t is str else (it.prompt or "") if (t is Turn and not it.extra and it.parts is None) else repr(it)
+        if _MARK_OPEN in text or _MARK_CLOSE in text:
+            return True
+    return False
 
 
 def _has_marker_literals(dataset: DatasetSpec, model: ModelSpec) -> bool:

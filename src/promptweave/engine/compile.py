@@ -21,8 +21,11 @@ to the plan's interpreter for that row, which writes ``str(value)`` or keeps
 from __future__ import annotations
 
 import hashlib
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 __all__ = ["Block", "compile_blocks"]
@@ -50,7 +53,9 @@ class _Gen:
 
     def __init__(self) -> None:
         self.consts: list = []
-        self.var_of: dict[str, str] = {}  # column -> local variable, per block
+        self.var_of: dict[str, str] = {}  # column -> local variable
+        self.fetch_of: dict[str, str] = {}  # local variable -> the subscript that reads it
+        self.rendered: dict[str, str] = {}  # "r<b>" -> the expression of block b's rendered value
 
     def const(self, value: Any) -> str:
         self.consts.append(value)
@@ -61,7 +66,8 @@ class _Gen:
         for c in new:
             self.var_of[c] = f"v{len(self.var_of)}"
         for c in new:  # plain subscripts: cheaper than one itemgetter call and its tuple
-            lines.append(f"{self.var_of[c]} = row[{self.const(c)}]")
+            self.fetch_of[self.var_of[c]] = f"row[{self.const(c)}]"
+            lines.append(f"{self.var_of[c]} = {self.fetch_of[self.var_of[c]]}")
 
     def join(self, plan: Any) -> str:
         slot_at = dict(plan.slots)
@@ -84,7 +90,8 @@ class _Gen:
             return f"{self.const(block.body)}(i)" + ("" if records else ".rendered")
         if block.kind == "str":
             self.fetch(block.body, lines)
-            lines.append(f"r{b} = {self.join(block.body)}")
+            self.rendered[f"r{b}"] = self.join(block.body)
+            lines.append(f"r{b} = {self.rendered[f'r{b}']}")
         else:
             msgs: list[str] = []
             for m, plan in block.body:
@@ -98,11 +105,34 @@ class _Gen:
                     msgs.append(f"{{'role': {self.const(m['role'])}, 'prompt': {expr}}}")
                 else:
                     msgs.append(f"{{**{self.const(m)}, 'prompt': {expr}}}")
-            lines.append(f"r{b} = [" + ", ".join(msgs) + "]")
+            self.rendered[f"r{b}"] = "[" + ", ".join(msgs) + "]"
+            lines.append(f"r{b} = {self.rendered[f'r{b}']}")
         slows.append(f"r{b} = {self.const(block.slow)}(row)")
         if not records:
             return f"r{b}"
         return f"new(R, (i, MODE, {self.const(block.label)}, IDS, None, r{b}, DS, MODEL, None, None))"
+
+
+def _inline(gen: _Gen, recs: list[str]) -> str:
+    """The records as expressions of ``row`` alone: block values inlined, each column read once (``:=``)."""
+    text = " \x00 ".join(_R_VAR.sub(lambda m: gen.rendered[m.group(0)], rec) for rec in recs)
+    seen: set[str] = set()
+    uses = Counter(_V_VAR.findall(text))
+
+    def first_read(m: re.Match) -> str:
+        var = m.group(0)
+        if uses[var] == 1:
+            return gen.fetch_of[var]
+        if var in seen:
+            return var
+        seen.add(var)
+        return f"({var} := {gen.fetch_of[var]})"
+
+    return _V_VAR.sub(first_read, text)
+
+
+_R_VAR = re.compile(r"\br\d+\b")
+_V_VAR = re.compile(r"\bv\d+\b")
 
 
 def _source(blocks: Sequence[Block], consts: list, records: bool = True) -> str:
@@ -120,13 +150,27 @@ def _source(blocks: Sequence[Block], consts: list, records: bool = True) -> str:
     else:
         body.extend(lines)
     body.extend(f"add({rec})" for rec in recs)
+    items = _inline(gen, recs).split(" \x00 ")
+    uses_i = records or any(block.kind == "call" for block in blocks)
+    target, source = ("i, row", "zip(idx, rows)") if uses_i else ("row", "rows")
+    if len(items) == 1:
+        comp = f"[{items[0]} for {target} in {source}]"
+    else:
+        comp = f"LIST(CHAIN([({', '.join(items)},) for {target} in {source}]))"
     consts.extend(gen.consts)
-    names = ", ".join(["new", "R", "join", "zip", "ERR", "MODE", "IDS", "DS", "MODEL"]
+    names = ", ".join(["new", "R", "join", "zip", "LIST", "CHAIN", "ERR", "MODE", "IDS", "DS", "MODEL"]
                       + [f"k{j}" for j in range(len(consts))])
-    # one loop over a chunk of rows: no Python call per row; everything it needs is a local variable
+    # The whole chunk as one comprehension (no Python call per row, every name a local); a chunk
+    # with a row it cannot take (a missing column, a non-str value) is redone row by row, each
+    # such row going through the plan's interpreter.
     return ("def factory(K):\n"
             + "    def run(idx, rows):\n"
             + f"        {names}, = K\n"
+            + "        rows = LIST(rows)\n"
+            + "        try:\n"
+            + f"            return {comp}\n"
+            + "        except ERR:\n"
+            + "            pass\n"
             + "        out = []\n"
             + "        add = out.append\n"
             + "        for i, row in zip(idx, rows):\n"
@@ -150,7 +194,7 @@ def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: lis
     (``records=False``: only what each record's ``rendered`` would be)."""
     consts: list = []
     source = _source(blocks, consts, records)
-    fixed = (_tuple_new, record, "".join, zip, (KeyError, TypeError, IndexError), mode, ids, dataset, model)
+    fixed = (_tuple_new, record, "".join, zip, list, chain.from_iterable, (KeyError, TypeError, IndexError), mode, ids, dataset, model)
     return _factory(source)(fixed + tuple(consts))
 
 
