@@ -137,3 +137,32 @@ def test_out_of_range_index_is_a_data_error():
                       "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}}, ROWS)
     with pytest.raises(PromptweaveError, match="out of range"):
         list(b.build_all([0, 5]))
+
+
+def test_compiled_equals_general_on_arbitrary_templates_and_rows():
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+    chars = st.sampled_from(list("ab {}\n:</E>\ue000\ue001é"))
+    literal = st.text(chars, max_size=8)
+    value = st.one_of(st.text(chars, max_size=8), st.integers(-5, 5), st.none())
+    row = st.fixed_dictionaries({"question": value, "answer": value},
+                                optional={"extra": st.text(chars, max_size=4)})
+
+    @hyp.settings(max_examples=100, deadline=None, derandomize=True)
+    @hyp.given(before=literal, after=literal, rows=st.lists(row, min_size=2, max_size=4),
+               shape=st.sampled_from([(CHATML, "lm"), (API_META, "api"), (None, "lm")]))
+    def check(before, after, rows, shape):
+        tpl = {"round": [{"role": "HUMAN", "prompt": before + "{question}" + after},
+                         {"role": "BOT", "prompt": "{answer}"}]}
+        cfg = {"prompt_template": {"type": "PromptTemplate", "template": tpl},
+               "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}}
+        meta, kind = shape
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fast = make_builder(cfg, rows, meta=meta, kind=kind)
+            slow = make_builder(cfg, rows, meta=meta, kind=kind, use_plans=False)
+            want = [r.rendered for r in slow.build_all()]
+            assert [r.rendered for r in fast.build_all()] == want
+            assert list(fast.prompts()) == want
+
+    check()
