@@ -12,7 +12,7 @@ from promptweave.shots import Retriever, build_retriever
 
 Row = Mapping[str, Any]
 
-_TEMPLATE_TYPES = {"PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate"}
+_TEMPLATE_TYPES = {"PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate", "RawPromptTemplate"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,11 @@ class InferencerConfig:
 
     @property
     def mode(self) -> str:
-        return "ppl" if self.type in ("PPLInferencer", "CLPInferencer", "PPLOnlyInferencer") else "gen"
+        """How prompts are built: ``ppl`` (one per label) for the scoring forms, else ``gen``."""
+        from promptweave.compat.inferencers import INFERENCERS
+
+        form = INFERENCERS.get(self.type)
+        return "ppl" if form is not None and form.mode in ("ppl", "clp", "ll", "ppl_only") else "gen"
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> "InferencerConfig":
@@ -80,6 +84,10 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     if kind_name not in _TEMPLATE_TYPES:
         raise TemplateError(f"unknown template type {kind_name!r}", file=file, field=field_path + ".type",
                             expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+    if kind_name == "RawPromptTemplate":
+        from promptweave.prompt.raw import raw_template_config
+
+        cfg = raw_template_config(cfg, as_ice=field_path.endswith("ice_template"), file=file, field=field_path)
     if "template" not in cfg:
         raise TemplateError("missing 'template'", file=file, field=field_path + ".template")
     template = cfg.pop("template")
@@ -215,9 +223,11 @@ class ModelSpec:
                     field_path: str = "model") -> "ModelSpec":
         kind = cfg.get("kind")
         if kind is None:
-            t = cfg.get("type", "")
-            tname = t if isinstance(t, str) else getattr(t, "__name__", str(t))
-            kind = "api" if _looks_api(tname) else "lm"
+            from promptweave.compat.models import MODEL_TYPES, type_name
+
+            tname = type_name(cfg.get("type", ""))
+            known = MODEL_TYPES.get(tname)
+            kind = known.kind if known is not None else ("api" if _looks_api(tname) else "lm")
         if kind not in ("lm", "api"):
             raise ConfigError("model kind must be 'lm' (text) or 'api' (chat)", file=file, field=f"{field_path}.kind",
                               value=kind)

@@ -10,25 +10,39 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ConfigError, PromptweaveWarning
+from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, UnsupportedError
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
 from promptweave.run.task import Task
-
-_MODES = {"GenInferencer": "gen", "ChatInferencer": "gen", "AttackInferencer": "gen", "SCInferencer": "gen",
-          "PPLInferencer": "ppl", "PPLOnlyInferencer": "ppl", "LLInferencer": "ppl", "CLPInferencer": "clp",
-          "MultiTurnGenInferencer": "multiturn"}
 
 # eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
 _SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
 
 
-def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type") -> str:
-    """gen / ppl / clp / multiturn for an inferencer type name (OpenCompass names, dotted paths accepted)."""
-    name = str(inferencer_type).rsplit(".", 1)[-1]
-    if name not in _MODES:
-        raise ConfigError("unknown inferencer", field=where, value=name, expected=", ".join(sorted(_MODES)))
-    return _MODES[name]
+def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type", settings: Any = None,
+               file: str | None = None) -> str:
+    """The form (gen / ppl / clp / multiturn / sc / ll / ppl_only) an inferencer runs as; unknown ones are PW160."""
+    from promptweave.compat.inferencers import inferencer_name, resolve_inferencer
+
+    base = where[:-len(".type")] if where.endswith(".type") else where
+    return resolve_inferencer(inferencer_name(inferencer_type), settings, file=file, field=base)[0].mode
+
+
+_SCORING = ("ppl", "ll", "ppl_only", "clp")
+
+
+def check_scoring_model(mode: str, mcfg: Any, *, file: str | None, where: str) -> None:
+    """Perplexity-type scoring needs per-token log-probs of the prompt, which a chat endpoint cannot give."""
+    from promptweave.compat.models import MODEL_TYPES, type_name
+
+    mt = MODEL_TYPES.get(type_name(cfg_get(mcfg, "type")))
+    kind = cfg_get(mcfg, "kind") or (mt.kind if mt else None)
+    if mode in _SCORING and mt is not None and mt.backend == "openai" and kind == "api":
+        raise UnsupportedError(
+            f"{mode} scoring needs the log-probability of every prompt token, which a chat API does not return",
+            file=file, field=f"{where}.kind", value=kind,
+            expected="kind='lm' on an OpenAI-compatible /completions endpoint that returns prompt logprobs "
+                     "(echo, e.g. vLLM), or a local model (HuggingFaceBaseModel, VLLM)")
 
 
 def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict, dict[str, str]]:
@@ -127,44 +141,167 @@ class _Counters:
 def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
                 make_model: Callable[[Any], Any] = build_model,
-                token_counter: Callable[[Any], Any] = load_token_counter) -> list[Task]:
+                token_counter: Callable[[Any], Any] = load_token_counter, load_data: bool = True) -> list[Task]:
     """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
 
     With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
     examples that fit (``ShotFitter``), counted with the model's tokenizer
-    (``token_counter(model_cfg)``, None when it has none).
+    (``token_counter(model_cfg)``, None when it has none). ``load_data=False`` (``lint --no-data``)
+    checks everything but the rows: each task then holds one prompt built from a stand-in row.
+    Errors name the config file.
     """
+    try:
+        return _plan(cfg, limit=limit, allow_code=allow_code, datasets=datasets, models=models,
+                     make_model=make_model, token_counter=token_counter, load_data=load_data)
+    except PromptweaveError as exc:
+        if exc.file is None:
+            raise exc.at(file=str(cfg.path)) from None
+        raise
+
+
+def _stand_in_dataset(cfg: Any, i: int) -> Any:
+    """The dataset's spec with one stand-in row (each column holds ``<name>``) instead of its data."""
+    from promptweave.engine.spec import DatasetSpec
+
+    where = f"datasets[{i}]"
+    ds = DatasetSpec.from_config(cfg.datasets[i], train=[], test=[], file=str(cfg.path), field_path=where,
+                                 check_columns=False)
+    cols = list(ds.reader.input_columns)
+    if ds.reader.output_column:
+        cols.append(ds.reader.output_column)
+    row = {c: f"<{c}>" for c in cols}
+    ds.train, ds.test, ds.same_split = [row], [row], False
+    check_placeholders(ds, columns=cols)
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)
+    return ds
+
+
+def _check_loader(raw: Any, *, file: str, where: str) -> None:
+    """The dataset's loader ``type`` resolves (data helper's registry, when it is there)."""
+    try:
+        from promptweave.compat import loaders
+    except ImportError:
+        return
+    check = getattr(loaders, "check_loader", None)
+    if check is not None and raw.get("type") is not None:
+        check(raw, file=file, field=f"{where}.type")
+
+
+def _shots_for_stand_in(ds: Any) -> list[int]:
+    if ds.ice_template is None or type(ds.retriever).__name__ == "ZeroRetriever":
+        return []
+    return [0] if ds.template.ice_token else []
+
+
+def check_placeholders(ds: Any, columns: Sequence[str] | None = None) -> None:
+    """A placeholder that is a near miss of a column (``{Question}`` for ``question``) is an error.
+
+    Other unknown placeholders stay in the prompt as written (the references leave them too, and
+    prompts hold braces such as LaTeX), with a warning (``DatasetSpec.check_columns``).
+    """
+    import difflib
+
+    if columns is None:
+        seen: set[str] = set()
+        for rows in (ds.test, ds.train):
+            for row in rows[:50]:
+                seen.update(row.keys())
+        columns = sorted(seen)
+    if not columns:
+        return
+    cols = list(dict.fromkeys(columns))
+    for name, tpl in (("prompt_template", ds.prompt_template), ("ice_template", ds.ice_template)):
+        if tpl is None or not hasattr(tpl, "placeholder_names"):
+            continue
+        for ph in sorted(tpl.placeholder_names()):
+            if not ph.isidentifier() or ph in cols:
+                continue
+            near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
+                                                                                              cutoff=0.75)
+            if near:
+                raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
+                                field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
+                                expected="one of the columns: " + ", ".join(cols))
+
+
+def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
+    out = {}
+    for k in range(n):
+        row = ds.test[k]
+        if "cont" not in row:
+            raise DataError("LLInferencer scores each row's 'cont' column, which this row lacks", file=ds.file,
+                            field=f"{where}.test[{k}].cont", expected="a 'cont' column in the rows")
+        out[k] = row["cont"]
+    return out
+
+
+def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,
+          models: Sequence[int] | None, make_model: Callable[[Any], Any], token_counter: Callable[[Any], Any],
+          load_data: bool) -> list[Task]:
+    from promptweave.compat.inferencers import resolve_inferencer
+    from promptweave.compat.models import model_notes, resolve_model_type
     from promptweave.config import open_dataset, open_model
     from promptweave.engine import PromptBuilder
     from promptweave.engine.fit import ShotFitter
 
     counters = _Counters(token_counter)
+    file = str(cfg.path)
 
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
     specs = [open_model(cfg, j) for j in model_ids]
+    for j in model_ids:
+        resolve_model_type(cfg.models[j], file=file, field=f"models[{j}].type")
+        for note in model_notes(cfg.models[j]):
+            warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
     tasks: list[Task] = []
     for i in ds_ids:
-        ds = open_dataset(cfg, i)
+        ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
+        if load_data:
+            check_placeholders(ds)
         raw = cfg.datasets[i]
         where = f"datasets[{i}].infer_cfg.inferencer"
-        mode = infer_mode(ds.inferencer.type, where=where + ".type")
+        settings = ds.inferencer.settings
+        form, notes = resolve_inferencer(ds.inferencer.type, settings, file=file, field=where)
+        for note in notes:
+            warnings.warn(f"{file}: {note}", PromptweaveWarning, stacklevel=3)
+        mode = form.mode
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
         if mode == "multiturn":
+            n = n if load_data else 0  # a conversation's turns come from real rows
             tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code)
             continue
         _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in range(n)}
-        settings = ds.inferencer.settings
+        extra: dict[str, Any] = {}
+        if mode == "sc":
+            extra["sc_size"] = int(settings.get("sc_size", 1))
+        if mode == "ll":
+            extra["cont"] = _conts(ds, n, f"datasets[{i}]") if load_data else {}
+        if mode == "ppl_only" and output is not None:
+            raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
+                                   "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
+                                   value=output, expected="output_column=None")
+        build_mode = "gen" if mode in ("gen", "sc", "clp") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
-            # CLP asks for the next token after the gen-mode prompt
-            builder = PromptBuilder(ds, mspec, "gen" if mode == "clp" else mode)
+            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
+                                          allow_code=allow_code, where=f"datasets[{i}].eval_cfg")
             mcfg = mspec.config
+            check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
+            builder = PromptBuilder(ds, mspec, build_mode)
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
-                                       stop=settings.get("stopping_criteria"))
-            budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=mode,
+                                       stop=settings.get("stopping_criteria"),
+                                       generation_kwargs=settings.get("generation_kwargs"))
+            budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=build_mode,
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
+            if not load_data:
+                records = builder.build_row(0, ids=_shots_for_stand_in(ds))
+                choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
+                tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                                  records=records, mode=mode, params=params, evaluation=evaluation, golds={},
+                                  choices=[str(c) for c in choices], settings=extra))
+                continue
             count = None
             if budget is not None and any(builder.shot_ids[k] for k in range(n)):
                 count = counters.get(j, mcfg)
@@ -175,10 +312,8 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
-                records=records, mode=mode, params=params,
-                evaluation=build_evaluation(raw.get("eval_cfg"), mode="ppl" if mode != "gen" else "gen",
-                                            allow_code=allow_code, where=f"datasets[{i}].eval_cfg"),
+                records=records, mode=mode, params=params, evaluation=evaluation,
                 golds=golds, choices=[str(c) for c in choices],
-                normalizing_str=ds.inferencer.normalizing_str,
+                normalizing_str=ds.inferencer.normalizing_str, settings=extra,
             ))
     return tasks
