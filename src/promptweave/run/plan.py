@@ -141,18 +141,21 @@ class _Counters:
 def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
                 make_model: Callable[[Any], Any] = build_model,
-                token_counter: Callable[[Any], Any] = load_token_counter, load_data: bool = True) -> list[Task]:
+                token_counter: Callable[[Any], Any] = load_token_counter, load_data: bool = True,
+                opened: dict[int, Any] | None = None) -> list[Task]:
     """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
 
     With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
     examples that fit (``ShotFitter``), counted with the model's tokenizer
     (``token_counter(model_cfg)``, None when it has none). ``load_data=False`` (``lint --no-data``)
     checks everything but the rows: each task then holds one prompt built from a stand-in row.
+    ``opened`` keeps opened datasets by index across calls (``lint`` plans one pair at a time).
     Errors name the config file.
     """
     try:
         return _plan(cfg, limit=limit, allow_code=allow_code, datasets=datasets, models=models,
-                     make_model=make_model, token_counter=token_counter, load_data=load_data)
+                     make_model=make_model, token_counter=token_counter, load_data=load_data,
+                     opened={} if opened is None else opened)
     except PromptweaveError as exc:
         if exc.file is None:
             raise exc.at(file=str(cfg.path)) from None
@@ -169,7 +172,13 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     cols = list(ds.reader.input_columns)
     if ds.reader.output_column:
         cols.append(ds.reader.output_column)
-    row = {c: f"<{c}>" for c in cols}
+    row: dict[str, Any] = {c: f"<{c}>" for c in cols}
+    labels = list(ds.inferencer.labels or [])
+    for tpl in (ds.prompt_template, ds.ice_template):
+        if not labels and tpl is not None and getattr(tpl, "is_label_dict", False):
+            labels = tpl.labels()
+    if labels and ds.reader.output_column:
+        row[ds.reader.output_column] = labels[0]  # a label the templates know
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
     _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)
@@ -237,7 +246,7 @@ def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
 
 def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,
           models: Sequence[int] | None, make_model: Callable[[Any], Any], token_counter: Callable[[Any], Any],
-          load_data: bool) -> list[Task]:
+          load_data: bool, opened: dict[int, Any]) -> list[Task]:
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes, resolve_model_type
     from promptweave.config import open_dataset, open_model
@@ -256,9 +265,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
     tasks: list[Task] = []
     for i in ds_ids:
-        ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
-        if load_data:
-            check_placeholders(ds)
+        ds = opened.get(i)
+        if ds is None:
+            ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
+            if load_data:
+                check_placeholders(ds)
+            opened[i] = ds
         raw = cfg.datasets[i]
         where = f"datasets[{i}].infer_cfg.inferencer"
         settings = ds.inferencer.settings
