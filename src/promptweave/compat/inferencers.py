@@ -34,7 +34,7 @@ class InferencerForm:
     mode: str
     honoured: frozenset[str] = frozenset()
     ignored: Mapping[str, str] = field(default_factory=dict)
-    note: str = ""
+    note: str = ""  # said in the plan whenever the form is used (how it differs from the reference)
 
 
 _GEN = frozenset({"max_out_len", "max_seq_len", "stopping_criteria", "gen_field_replace_token",
@@ -50,7 +50,13 @@ INFERENCERS: dict[str, InferencerForm] = {
     "ChatInferencer": InferencerForm(
         "ChatInferencer", "gen", _GEN | {"infer_mode"}, {"temperature": "set generation_kwargs on the model",
                                                          "do_sample": "set generation_kwargs on the model"},
-        "infer_mode='last': the reply to the dialogue up to its last assistant turn"),
+        ""),
+    "AgentInferencer": InferencerForm(
+        "AgentInferencer", "gen", _GEN | {"infer_mode"},
+        {"example": "the examples are the ones in the prompt template"},
+        "AgentInferencer runs tool-free: the dialogue up to its last assistant turn is sent to the model as is and "
+        "its reply is the prediction; tool calls it writes are not executed (the reference needs a Lagent agent "
+        "model for that)"),
     "ParallelChatInferencer": InferencerForm("ParallelChatInferencer", "gen", _GEN | {"infer_mode"}),
     "PPLInferencer": InferencerForm("PPLInferencer", "ppl", _PPL),
     "CLPInferencer": InferencerForm("CLPInferencer", "clp", frozenset({"max_seq_len", "choices"}),
@@ -63,9 +69,6 @@ INFERENCERS: dict[str, InferencerForm] = {
 }
 
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
-    "AgentInferencer": "it drives a tool-using agent (code interpreter, calculator) over several steps; "
-                       "there is no tool-free form of these datasets (their prompts are the agent's), so use the "
-                       "dataset's *_gen config with GenInferencer",
     "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
     "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
@@ -97,11 +100,16 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
             raise UnsupportedError(f"{name} is not supported: {why}", file=file, field=f"{field}.type", value=name)
         raise UnsupportedError("unknown inferencer", file=file, field=f"{field}.type", value=name,
                                expected="one of " + ", ".join(sorted(INFERENCERS)))
-    if name in ("ChatInferencer", "ParallelChatInferencer"):
+    if name in ("ChatInferencer", "ParallelChatInferencer", "AgentInferencer"):
         mode = settings.get("infer_mode", "last")
         if mode not in _CHAT_MODES:
-            raise UnsupportedError("unknown ChatInferencer infer_mode", file=file, field=f"{field}.infer_mode",
+            raise UnsupportedError(f"unknown {name} infer_mode", file=file, field=f"{field}.infer_mode",
                                    value=mode, expected=" or ".join(repr(m) for m in _CHAT_MODES))
+        if mode != "last" and name == "AgentInferencer":
+            raise UnsupportedError(
+                f"AgentInferencer infer_mode={mode!r} runs the agent's tools (a code interpreter) at every turn; "
+                "only the tool-free infer_mode='last' is supported", file=file, field=f"{field}.infer_mode",
+                value=mode)
         if mode != "last":
             raise UnsupportedError(
                 f"ChatInferencer infer_mode={mode!r} (a reply for every assistant turn) is not supported; "
@@ -116,7 +124,7 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
     if gk is not None and not isinstance(gk, Mapping):
         raise UnsupportedError("generation_kwargs must be a dict", file=file, field=f"{field}.generation_kwargs",
                                value=gk)
-    notes = []
+    notes = [form.note] if form.note else []
     ignored = {**_COMMON_IGNORED, **form.ignored}
     for key in settings:
         if key in form.honoured or key in ("labels", "normalizing_str", "gen_field_replace_token"):

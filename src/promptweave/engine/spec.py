@@ -82,8 +82,12 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
     kind_name = kind_name.rsplit(".", 1)[-1]
     if kind_name not in _TEMPLATE_TYPES:
-        raise TemplateError(f"unknown template type {kind_name!r}", file=file, field=field_path + ".type",
-                            expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+        from promptweave.errors import UnsupportedError
+
+        # reference dataset modules define template classes whose prompt is computed by their code
+        raise UnsupportedError(f"unknown template type {kind_name!r} (a template class whose prompt is written by "
+                               "code is not supported)", file=file, field=field_path + ".type", value=kind_name,
+                               expected=" or ".join(sorted(_TEMPLATE_TYPES)))
     if kind_name == "RawPromptTemplate":
         from promptweave.prompt.raw import raw_template_config
 

@@ -206,8 +206,10 @@ def check_placeholders(ds: Any, columns: Sequence[str] | None = None) -> None:
     """A placeholder that is a near miss of a column (``{Question}`` for ``question``) is an error.
 
     Other unknown placeholders stay in the prompt as written (the references leave them too, and
-    prompts hold braces such as LaTeX), with a warning (``DatasetSpec.check_columns``).
+    prompts hold braces such as LaTeX), with a warning (``DatasetSpec.check_columns``). Given only the
+    reader's ``columns`` (no data: the rows may hold more columns), only a difference in case counts.
     """
+    data_columns = columns is None
     import difflib
 
     if columns is None:
@@ -225,8 +227,9 @@ def check_placeholders(ds: Any, columns: Sequence[str] | None = None) -> None:
         for ph in sorted(tpl.placeholder_names()):
             if not ph.isidentifier() or ph in cols:
                 continue
-            near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
-                                                                                              cutoff=0.75)
+            near = [c for c in cols if c.lower() == ph.lower()]
+            if not near and data_columns:
+                near = difflib.get_close_matches(ph, cols, n=1, cutoff=0.75)
             if near:
                 raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
                                 field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
