@@ -27,9 +27,10 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 TREES = {
     "opencompass": ("opencompass", "configs/datasets"),
@@ -44,7 +45,7 @@ def package_root(pkg: str) -> Path | None:
     spec = importlib.util.find_spec(pkg)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _registered_names(tree: ast.AST) -> dict[str, set[str]]:

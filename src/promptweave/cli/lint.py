@@ -198,8 +198,13 @@ def _count_prompts(tasks: Sequence[Any], cfg: Any, opened: dict, no_data: bool) 
     return count
 
 
-def summary_line(report: LintReport) -> str:
-    """One line for a file: ``ok: FILE: ...`` or ``error: <first problem>`` (and how many more)."""
+def summary_line(report: LintReport, *, detail: bool = False) -> str:
+    """One line for a file: ``ok: FILE: ...`` or ``error: <first problem>`` (and how many more).
+
+    After the detailed lines (which show every problem) it only counts them.
+    """
+    if detail and not report.ok:
+        return f"error: {report.path}: {len(report.problems)} problem(s)"
     if report.ok:
         what = "dataset config, stand-in models" if report.dataset_file else f"{report.models} model(s)"
         return f"ok: {report.path}: {report.datasets} dataset(s) × {what}, {report.prompts} prompt(s)"
@@ -236,7 +241,7 @@ def lint_cmd(
                 console.print(f"error: {p}", style="red", markup=False)
             for w in report.warnings:
                 console.print(f"warning: {w}", style="yellow", markup=False)
-        console.print(summary_line(report), style=None if report.ok else "red", markup=False)
+        console.print(summary_line(report, detail=detail), style=None if report.ok else "red", markup=False)
         problems += len(report.problems)
         failed += not report.ok
     n = len(configs)

@@ -9,8 +9,9 @@ named as ignored; a name that is neither implemented nor known is a typed error,
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from promptweave.errors import UnsupportedError
 

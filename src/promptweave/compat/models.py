@@ -9,8 +9,9 @@ protocol are a typed :class:`~promptweave.errors.UnsupportedError`, never guesse
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from promptweave.errors import UnsupportedError
 

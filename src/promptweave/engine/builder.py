@@ -81,6 +81,10 @@ class PromptBuilder:
 
     def __init__(self, dataset: DatasetSpec, model: ModelSpec, mode: str | None = None,
                  *, use_plans: bool = True, plan_cache: int = 4096) -> None:
+        if model.kind == "api" and model.meta is None and dataset.template.kind_name == "RawPromptTemplate":
+            from promptweave.prompt.raw import with_api_roles  # forms hook: raw messages keep their roles
+
+            model = with_api_roles(model)
         self.dataset = dataset
         self.model = model
         self.mode = mode or dataset.inferencer.mode

@@ -26,6 +26,9 @@ class ReaderConfig:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
                     field_path: str = "reader_cfg") -> "ReaderConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError("reader_cfg must be a dict", file=file, field=field_path, value=cfg,
+                              expected="dict(input_columns=[...], output_column=...)")
         cfg = dict(cfg or {})
         cols = cfg.pop("input_columns", [])
         if isinstance(cols, str):
@@ -59,12 +62,18 @@ class InferencerConfig:
         return "ppl" if form is not None and form.mode in ("ppl", "clp", "ll", "ppl_only") else "gen"
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "InferencerConfig":
+    def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
+                    field_path: str = "infer_cfg.inferencer") -> "InferencerConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError("the inferencer must be a dict with a 'type'", file=file, field=field_path, value=cfg,
+                              expected="dict(type=GenInferencer, ...)")
         cfg = dict(cfg or {})
-        kind = cfg.pop("type", "GenInferencer")
+        kind = cfg.pop("type", None) or "GenInferencer"
         kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
         kind = kind.rsplit(".", 1)[-1]
         labels = cfg.pop("labels", None)
+        if labels is not None and not isinstance(labels, (list, tuple)):
+            raise ConfigError("labels must be a list", file=file, field=f"{field_path}.labels", value=labels)
         return cls(kind, tuple(labels) if labels is not None else None, cfg.pop("gen_field_replace_token", ""),
                    cfg.pop("normalizing_str", None), cfg)
 
@@ -162,6 +171,12 @@ class DatasetSpec:
             raise TemplateError("an ice_template used alone is also the prompt template, so it needs an ice_token",
                                 file=file, field=f"{field_path}.infer_cfg.ice_template.ice_token")
         retr_cfg = infer.get("retriever")
+        if retr_cfg is not None and not isinstance(retr_cfg, Mapping):
+            from promptweave.errors import RetrieverError
+
+            raise RetrieverError("the retriever must be a dict with a 'type'", file=file,
+                                 field=f"{field_path}.infer_cfg.retriever", value=retr_cfg,
+                                 expected="dict(type=ZeroRetriever)")
         if isinstance(retr_cfg, Mapping):
             # Searching retrievers compare the input columns only (never the answer).
             retr_cfg = {"input_columns": list(reader.input_columns), "output_column": reader.output_column,
@@ -177,7 +192,8 @@ class DatasetSpec:
         spec = cls(
             abbr=str(cfg.get("abbr") or cfg.get("path") or "dataset"),
             reader=reader, prompt_template=pt, ice_template=it, retriever=retriever,
-            inferencer=InferencerConfig.from_config(infer.get("inferencer")),
+            inferencer=InferencerConfig.from_config(infer.get("inferencer"), file=file,
+                                                    field_path=f"{field_path}.infer_cfg.inferencer"),
             train=train, test=test, file=file, field=field_path,
             extra={k: v for k, v in cfg.items() if k not in ("infer_cfg", "reader_cfg", "abbr")},
         )
@@ -186,22 +202,36 @@ class DatasetSpec:
         return spec
 
     def check_columns(self) -> None:
-        """Warn (as the references tolerate it) about placeholders no row can fill."""
+        """Placeholders no row can fill: a near miss of a column (``{Question}`` for ``question``) is an error
+        with a "did you mean"; others stay in the prompt as written (the references tolerate them, and prompts
+        hold braces such as LaTeX), with a warning."""
+        import difflib
+
+        from promptweave.errors import DataError
+
         columns: set[str] = set()
         for rows in (self.test, self.train):
             for row in rows[:50]:
                 columns.update(row.keys())
         if not columns:
             return
+        cols = sorted(columns)
         for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
             if tpl is None:
                 continue
             for ph in sorted(tpl.placeholder_names()):
-                if ph.isidentifier() and ph not in columns:
-                    warnings.warn(
-                        f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
-                        f"{{{ph}}} names no column of the rows (columns: {', '.join(sorted(columns))}); "
-                        "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
+                if not ph.isidentifier() or ph in columns:
+                    continue
+                near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
+                                                                                                  cutoff=0.75)
+                if near:
+                    raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?",
+                                    file=self.file, field=f"{self.field}.infer_cfg.{name}.template",
+                                    value="{" + ph + "}", expected="one of the columns: " + ", ".join(cols))
+                warnings.warn(
+                    f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
+                    f"{{{ph}}} names no column of the rows (columns: {', '.join(cols)}); "
+                    "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Prediction rows for the sc / ll / ppl_only forms, in the shape ``run.execute`` writes for every form."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.records import to_jsonable

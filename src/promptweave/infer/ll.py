@@ -6,8 +6,9 @@ prompt): the tokens after the context, where the context is the prompt without i
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from promptweave.errors import ModelError
 from promptweave.infer.cache import ResponseCache

@@ -2,8 +2,9 @@
 negative log-likelihood, for evaluators that average it (contamination and language-modelling datasets)."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller

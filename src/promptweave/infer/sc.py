@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller

@@ -51,21 +51,47 @@ def generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = N
     ``generation_kwargs`` from the inferencer (``SCInferencer``'s sampling settings) override the model's,
     as the reference passes them last. TurboMind's ``gen_config`` counts as the model's generation kwargs.
     """
-    gk = dict(cfg_get(cfg, "gen_config") or {})
-    gk.update(cfg_get(cfg, "generation_kwargs") or {})
-    gk.update(generation_kwargs or {})
-    temperature = float(gk.pop("temperature", cfg_get(cfg, "temperature", 0.0)) or 0.0)
+    gk: dict[str, Any] = {}
+    for key, src in (("gen_config", cfg_get(cfg, "gen_config")), ("generation_kwargs", cfg_get(cfg, "generation_kwargs")),
+                     ("inferencer.generation_kwargs", generation_kwargs)):
+        if src is None:
+            continue
+        if not isinstance(src, Mapping):
+            raise ConfigError(f"{key} must be a dict", field=key, value=src)
+        gk.update(src)
+    temperature = _number(gk.pop("temperature", cfg_get(cfg, "temperature", 0.0)) or 0.0, "temperature")
     if gk.pop("do_sample", None) is False:
         temperature = 0.0
     top_p = gk.pop("top_p", None)
+    if top_p is not None:
+        top_p = _number(top_p, "generation_kwargs.top_p")
     seed = gk.pop("seed", cfg_get(cfg, "seed"))
-    stops = list(stop or []) + list(cfg_get(cfg, "stop_words") or []) + list(gk.pop("stop", None) or [])
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError("seed must be a whole number", field="generation_kwargs.seed", value=seed)
+    stops: list[Any] = []
+    for key, src in (("inferencer.stopping_criteria", stop), ("stop_words", cfg_get(cfg, "stop_words")),
+                     ("generation_kwargs.stop", gk.pop("stop", None))):
+        if src is None:
+            continue
+        if isinstance(src, str):
+            src = [src]
+        if not isinstance(src, (list, tuple)):
+            raise ConfigError(f"{key} must be a list of strings", field=key, value=src)
+        stops += list(src)
     stops = [s for s in stops if isinstance(s, str) and s]
     new_tokens = gk.pop("max_new_tokens", None)
     extra = {k: v for k, v in gk.items() if k in ("top_k", "repetition_penalty", "min_p")}
     out = max_out_len or cfg_get(cfg, "max_out_len") or new_tokens or 512
-    return GenerationParams(max_out_len=int(out), temperature=temperature, top_p=top_p,
+    if isinstance(out, bool) or not isinstance(out, int) or out < 1:
+        raise ConfigError("max_out_len must be a positive whole number", field="max_out_len", value=out)
+    return GenerationParams(max_out_len=out, temperature=temperature, top_p=top_p,
                             stop=tuple(dict.fromkeys(stops)), seed=seed, extra=extra)
+
+
+def _number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{field} must be a number", field=field, value=value)
+    return float(value)
 
 
 def _api_url(cfg: Any) -> Any:

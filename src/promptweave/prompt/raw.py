@@ -10,7 +10,8 @@ trailing assistant message is where generation starts rather than an empty messa
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from promptweave.errors import TemplateError, UnsupportedError
 
@@ -91,3 +92,18 @@ def raw_template_config(cfg: Mapping[str, Any], *, as_ice: bool = False, file: s
                                         file=file, field=f"{field}.messages")
     uses_ice = not as_ice and isinstance(messages, list) and ice_token in messages
     return {"template": template, **({"ice_token": ice_token} if uses_ice else {})}
+
+
+_API_ROLES = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
+              "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}]}
+
+
+def with_api_roles(model: Any) -> Any:
+    """A chat model without a meta template, given the plain role mapping: the reference sends raw messages as
+    messages whatever the model's template (without one, other templates are joined into a single text)."""
+    import dataclasses
+
+    from promptweave.render.meta import MetaTemplate
+
+    return dataclasses.replace(model, meta=MetaTemplate.from_config(_API_ROLES, kind="api", file=model.file,
+                                                                    field="meta_template"))

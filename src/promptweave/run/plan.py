@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, UnsupportedError
+from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, RoleError, UnsupportedError
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
 from promptweave.run.task import Task
@@ -47,6 +47,9 @@ def check_scoring_model(mode: str, mcfg: Any, *, file: str | None, where: str) -
 
 def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict, dict[str, str]]:
     """``eval_cfg`` without the multi-turn scoring keys, and those keys' values (checked)."""
+    if eval_cfg is not None and not isinstance(eval_cfg, Mapping):
+        raise ConfigError("eval_cfg must be a dict", field=where, value=eval_cfg,
+                          expected="dict(evaluator=dict(type=...), pred_postprocessor=...)")
     cfg = dict(eval_cfg or {})
     got: dict[str, str] = {}
     for key, allowed in _SCORE_KEYS.items():
@@ -202,38 +205,56 @@ def _shots_for_stand_in(ds: Any) -> list[int]:
     return [0] if ds.template.ice_token else []
 
 
-def check_placeholders(ds: Any, columns: Sequence[str] | None = None) -> None:
-    """A placeholder that is a near miss of a column (``{Question}`` for ``question``) is an error.
-
-    Other unknown placeholders stay in the prompt as written (the references leave them too, and
-    prompts hold braces such as LaTeX), with a warning (``DatasetSpec.check_columns``). Given only the
-    reader's ``columns`` (no data: the rows may hold more columns), only a difference in case counts.
-    """
-    data_columns = columns is None
-    import difflib
-
-    if columns is None:
-        seen: set[str] = set()
-        for rows in (ds.test, ds.train):
-            for row in rows[:50]:
-                seen.update(row.keys())
-        columns = sorted(seen)
-    if not columns:
-        return
+def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
+    """Without data only the reader's columns are known (rows may hold more), so only a placeholder that
+    differs from one of them in case is an error (``{OPTION_A}`` for ``option_A``); with rows,
+    ``DatasetSpec.check_columns`` checks near misses against the real columns."""
     cols = list(dict.fromkeys(columns))
     for name, tpl in (("prompt_template", ds.prompt_template), ("ice_template", ds.ice_template)):
         if tpl is None or not hasattr(tpl, "placeholder_names"):
             continue
         for ph in sorted(tpl.placeholder_names()):
-            if not ph.isidentifier() or ph in cols:
-                continue
             near = [c for c in cols if c.lower() == ph.lower()]
-            if not near and data_columns:
-                near = difflib.get_close_matches(ph, cols, n=1, cutoff=0.75)
-            if near:
+            if ph.isidentifier() and ph not in cols and near:
                 raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
                                 field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
                                 expected="one of the columns: " + ", ".join(cols))
+
+
+def _locate_role(obj: Any, role: Any, path: str) -> str | None:
+    """The config path of the first turn whose role (or fallback_role) is ``role``."""
+    if isinstance(obj, Mapping):
+        for key in ("role", "fallback_role"):
+            if obj.get(key) == role:
+                return f"{path}.{key}"
+        for k, v in obj.items():
+            found = _locate_role(v, role, f"{path}.{k}" if isinstance(k, str) and k.isidentifier()
+                                 else f"{path}[{k!r}]")
+            if found:
+                return found
+    elif isinstance(obj, (list, tuple)):
+        for n, v in enumerate(obj):
+            found = _locate_role(v, role, f"{path}[{n}]")
+            if found:
+                return found
+    return None
+
+
+def _role_error(exc: Any, raw: Any, i: int, j: int, file: str) -> Any:
+    """A role error from rendering, re-located at the template turn that names the role (PW120 names the field)."""
+    from promptweave.errors import RoleError
+
+    infer = raw.get("infer_cfg") or {}
+    field = None
+    for name in ("prompt_template", "ice_template"):
+        tpl = infer.get(name)
+        if isinstance(tpl, Mapping):
+            field = _locate_role(tpl, exc.value, f"datasets[{i}].infer_cfg.{name}")
+        if field:
+            break
+    return RoleError(f"{exc.message} (the meta template of models[{j}])", file=file,
+                     field=field or f"datasets[{i}].infer_cfg.prompt_template", value=exc.value,
+                     expected=exc.expected)
 
 
 def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
@@ -242,9 +263,24 @@ def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
         row = ds.test[k]
         if "cont" not in row:
             raise DataError("LLInferencer scores each row's 'cont' column, which this row lacks", file=ds.file,
-                            field=f"{where}.test[{k}].cont", expected="a 'cont' column in the rows")
+                            field=f"{where}.test[{k}].cont", expected="a 'cont' column in the rows (list it in reader_cfg.input_columns if the reader drops it)")
         out[k] = row["cont"]
     return out
+
+
+def _records(builder: Any, ds: Any, n: int, load_data: bool, budget: int | None, counters: "_Counters", j: int,
+             mcfg: Any) -> list[Any]:
+    """Every row's prompts (in-context examples fitted to the budget), or the stand-in row's without data."""
+    from promptweave.engine.fit import ShotFitter
+
+    if not load_data:
+        return builder.build_row(0, ids=_shots_for_stand_in(ds))
+    count = None
+    if budget is not None and any(builder.shot_ids[k] for k in range(n)):
+        count = counters.get(j, mcfg)
+    if count is not None:
+        return list(ShotFitter(builder, count, budget).build_all(range(n)))
+    return list(builder.build_all(range(n)))
 
 
 def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,
@@ -254,7 +290,6 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     from promptweave.compat.models import model_notes, resolve_model_type
     from promptweave.config import open_dataset, open_model
     from promptweave.engine import PromptBuilder
-    from promptweave.engine.fit import ShotFitter
 
     counters = _Counters(token_counter)
     file = str(cfg.path)
@@ -263,7 +298,6 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
     specs = [open_model(cfg, j) for j in model_ids]
     for j in model_ids:
-        resolve_model_type(cfg.models[j], file=file, field=f"models[{j}].type")
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
     tasks: list[Task] = []
@@ -271,8 +305,6 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
         ds = opened.get(i)
         if ds is None:
             ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
-            if load_data:
-                check_placeholders(ds)
             opened[i] = ds
         raw = cfg.datasets[i]
         where = f"datasets[{i}].infer_cfg.inferencer"
@@ -300,35 +332,26 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                                    value=output, expected="output_column=None")
         build_mode = "gen" if mode in ("gen", "sc", "clp") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
+            mcfg = mspec.config
             evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg")
-            mcfg = mspec.config
             check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
-            builder = PromptBuilder(ds, mspec, build_mode)
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
                                        stop=settings.get("stopping_criteria"),
                                        generation_kwargs=settings.get("generation_kwargs"))
             budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=build_mode,
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
-            if not load_data:
-                records = builder.build_row(0, ids=_shots_for_stand_in(ds))
-                choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
-                tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
-                                  records=records, mode=mode, params=params, evaluation=evaluation, golds={},
-                                  choices=[str(c) for c in choices], settings=extra))
-                continue
-            count = None
-            if budget is not None and any(builder.shot_ids[k] for k in range(n)):
-                count = counters.get(j, mcfg)
-            if count is not None:
-                records = ShotFitter(builder, count, budget).build_all(range(n))
-            else:
-                records = list(builder.build_all(range(n)))
+            try:
+                builder = PromptBuilder(ds, mspec, build_mode)
+                records = _records(builder, ds, n, load_data, budget, counters, j, mcfg)
+            except RoleError as exc:
+                raise _role_error(exc, raw, i, j, file) from None
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                 records=records, mode=mode, params=params, evaluation=evaluation,
-                golds=golds, choices=[str(c) for c in choices],
+                golds=golds if load_data else {}, choices=[str(c) for c in choices],
                 normalizing_str=ds.inferencer.normalizing_str, settings=extra,
             ))
+            resolve_model_type(mcfg, file=file, field=f"models[{j}].type")  # after the prompts: their errors first
     return tasks
