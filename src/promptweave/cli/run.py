@@ -21,6 +21,7 @@ def run_cmd(
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -55,5 +56,9 @@ def run_cmd(
         if not o.ok:
             err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
+    if not no_report:  # report hook (report helper): the HTML report; never fails the run
+        from promptweave.report.hook import report_after_run
+
+        report_after_run(workdir, console, err)
     if not all(o.complete for o in outcomes):  # failed tasks or conversations: a rerun retries them
         raise typer.Exit(1)
