@@ -57,10 +57,36 @@ def test_text_models_get_the_messages_through_their_meta_template() -> None:
     ("just text", TemplateError, "messages"),
     ([{"role": "critic", "content": "x"}], TemplateError, "messages[0].role"),
     ([{"role": "user"}], TemplateError, "messages[0].content"),
-    ([{"expand_column": "history"}], UnsupportedError, "messages[0].expand_column"),
+    ([{"expand_column": 3}], TemplateError, "messages[0].expand_column"),
     ([{"role": "user", "content": ["part"]}], UnsupportedError, "messages[0].content"),
 ])
 def test_malformed_messages_are_typed_errors(messages, err, field) -> None:
     with pytest.raises(err) as exc:
         spec({"type": "RawPromptTemplate", "messages": messages})
     assert exc.value.field == f"dataset.infer_cfg.prompt_template.{field}"
+
+
+def test_expand_column_splices_the_rows_messages_in() -> None:
+    rows = [{"q": "last {a}", "history": [{"role": "user", "content": "hi {q}"},
+                                          {"role": "assistant", "content": "hello"}]},
+            {"q": "again", "history": [{"role": "user", "content": "be kind"}, {"role": "assistant", "content": "ok"}]}]
+    ds = DatasetSpec.from_config({"abbr": "d", "reader_cfg": {"input_columns": ["q", "history"]}, "infer_cfg": {
+        "prompt_template": {"type": "RawPromptTemplate", "messages": [
+            {"role": "system", "content": "S"}, {"expand_column": "history"}, {"role": "user", "content": "{q}"}]},
+        "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}}}, train=rows, test=rows)
+    b = PromptBuilder(ds, API)
+    got = [[(m["role"], m["prompt"]) for m in r.rendered] for r in b.build_all()]
+    # history text is inserted as written (its braces are not placeholders); each row has its own turns
+    assert got[0] == [("SYSTEM", "S"), ("HUMAN", "hi {q}"), ("BOT", "hello"), ("HUMAN", "last {a}")]
+    assert got[1] == [("SYSTEM", "S"), ("HUMAN", "be kind"), ("BOT", "ok"), ("HUMAN", "again")]
+
+
+def test_expand_column_must_hold_messages() -> None:
+    from promptweave.errors import DataError
+
+    rows = [{"q": "x", "history": "not a list"}]
+    ds = DatasetSpec.from_config({"abbr": "d", "reader_cfg": {"input_columns": ["q", "history"]}, "infer_cfg": {
+        "prompt_template": {"type": "RawPromptTemplate", "messages": [{"expand_column": "history"}]},
+        "retriever": {"type": "ZeroRetriever"}, "inferencer": {"type": "GenInferencer"}}}, train=rows, test=rows)
+    with pytest.raises(DataError, match="history"):
+        PromptBuilder(ds, API).build(0)

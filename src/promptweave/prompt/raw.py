@@ -4,9 +4,10 @@ The reference fills each message's ``content`` and sends the list to a chat API 
 ``ice_token`` is where in-context examples (the ice template's messages) go; other strings are dropped. Here the
 messages become a begin/round dialogue (system → SYSTEM, user → HUMAN, assistant → BOT), so the same single-pass
 filling, shots and renderers apply: a chat model receives the same messages, a text model gets them through its
-meta template (the reference has no text form; this one is promptweave's). Differences, by design: an empty
-trailing assistant message is where generation starts rather than an empty message sent to the API, and
-``expand_column`` (messages read from a row) is refused with a typed error.
+meta template (the reference has no text form; this one is promptweave's). ``{'expand_column': 'history'}`` splices
+the row's own message list in at that place (each message's text inserted as is, never read as template syntax).
+Difference, by design: an empty trailing assistant message is where generation starts rather than an empty message
+sent to the API.
 """
 from __future__ import annotations
 
@@ -16,6 +17,26 @@ from typing import Any
 from promptweave.errors import TemplateError, UnsupportedError
 
 _ROLES = {"system": "SYSTEM", "user": "HUMAN", "assistant": "BOT"}
+EXPAND_ROLE = "\x00expand_column"  # a marker turn: never a real role name
+
+
+def expand_turns(column: str, value: Any, *, field: str) -> list[Any]:
+    """The row's message list (``[{'role': 'user', 'content': ...}, ...]``) as dialogue turns."""
+    from promptweave.errors import DataError
+    from promptweave.prompt.dialogue import Turn
+
+    if not isinstance(value, (list, tuple)):
+        raise DataError(f"expand_column {column!r} must hold a list of messages", field=f"{field}.{column}",
+                        value=value, expected="[{'role': 'user', 'content': '...'}, ...]")
+    out = []
+    for n, m in enumerate(value):
+        role = m.get("role") if isinstance(m, Mapping) else None
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if role not in _ROLES or not isinstance(content, str):
+            raise DataError("each message needs a role (system, user or assistant) and text content",
+                            field=f"{field}.{column}[{n}]", value=m)
+        out.append(Turn(_ROLES[role], content))
+    return out
 
 
 def raw_messages_to_dialogue(messages: Any, *, ice_token: str | None = "</E>", format_variables: bool = True,
@@ -41,9 +62,12 @@ def raw_messages_to_dialogue(messages: Any, *, ice_token: str | None = "</E>", f
             raise TemplateError("a message must be a dict with role and content, or the ice token string",
                                 file=file, field=where, value=msg)
         if "expand_column" in msg:
-            raise UnsupportedError("expand_column (messages read from a data column) is not supported; put the "
-                                   "conversation in the template, or use a MultiTurnPromptTemplate", file=file,
-                                   field=f"{where}.expand_column", value=msg["expand_column"])
+            col = msg["expand_column"]
+            if not isinstance(col, str) or not col:
+                raise TemplateError("expand_column must name a data column", file=file,
+                                    field=f"{where}.expand_column", value=col)
+            rnd.append({"role": EXPAND_ROLE, "expand_column": col})
+            continue
         role = msg.get("role")
         if role not in _ROLES:
             raise TemplateError("a message role must be system, user or assistant", file=file, field=f"{where}.role",
@@ -94,13 +118,14 @@ def raw_template_config(cfg: Mapping[str, Any], *, as_ice: bool = False, file: s
     return {"template": template, **({"ice_token": ice_token} if uses_ice else {})}
 
 
+# a system message is placed before the conversation (a system message inside a row's history is a role error)
 _API_ROLES = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
               "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}]}
 
 
 def with_api_roles(model: Any) -> Any:
-    """A chat model without a meta template, given the plain role mapping: the reference sends raw messages as
-    messages whatever the model's template (without one, other templates are joined into a single text)."""
+    """The chat model with the plain role mapping as its meta template: the reference sends raw messages to a
+    chat API as written, without the model's meta template (and, without one, other templates become one text)."""
     import dataclasses
 
     from promptweave.render.meta import MetaTemplate

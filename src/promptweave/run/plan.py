@@ -182,6 +182,9 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
             labels = tpl.labels()
     if labels and ds.reader.output_column:
         row[ds.reader.output_column] = labels[0]  # a label the templates know
+    for tpl in (ds.prompt_template, ds.ice_template):
+        for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
+            row[col] = [{"role": "user", "content": f"<{col}>"}]
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
     _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)
