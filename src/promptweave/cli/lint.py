@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any
 
 import typer
 
@@ -142,6 +143,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
 
             report.add(ConfigError("the config nests too deeply to read", file=str(path)))
             return report
+        except Exception as exc:  # noqa: BLE001 - one line per file, whatever went wrong (a bug: see _internal)
+            report.add(_internal(exc, path))
+            return report
         report.dataset_file = dataset_file
         report.datasets, report.models = len(ds_ids), len(model_ids)
         opened: dict[int, Any] = {}
@@ -167,6 +171,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
 
                     report.add(ConfigError("a value nests too deeply", file=str(path)), prefix=f"{pair}: ")
                     continue
+                except Exception as exc:  # noqa: BLE001 - reported as an internal error, never a traceback
+                    report.add(_internal(exc, path), prefix=f"{pair}: ")
+                    continue
                 report.prompts += count
                 took = time.perf_counter() - start
                 if no_data:
@@ -180,6 +187,14 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
         seen.setdefault(str(w.message), None)
     report.warnings = list(seen)
     return report
+
+
+def _internal(exc: Exception, path: Path) -> Any:
+    """An unexpected exception (a promptweave bug) as a typed line that says so."""
+    from promptweave.errors import PromptweaveError
+
+    return PromptweaveError(f"internal error {type(exc).__name__}: {exc}; please report it with this config",
+                            file=str(path))
 
 
 def _count_prompts(tasks: Sequence[Any], cfg: Any, opened: dict, no_data: bool) -> int:
@@ -215,10 +230,10 @@ def summary_line(report: LintReport, *, detail: bool = False) -> str:
 
 @app.command("lint")
 def lint_cmd(
-    configs: List[Path] = typer.Argument(..., help="Config file(s) (.py, .yaml or .json); dataset configs too."),
-    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
-    limit: Optional[int] = typer.Option(None, help="Build at most this many rows per dataset."),
+    configs: list[Path] = typer.Argument(..., help="Config file(s) (.py, .yaml or .json); dataset configs too."),
+    dataset: list[str] | None = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
+    model: list[str] | None = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
+    limit: int | None = typer.Option(None, help="Build at most this many rows per dataset."),
     no_data: bool = typer.Option(False, "--no-data", help="Check everything but the rows (no data is read)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With several files, show every pair and warning."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),

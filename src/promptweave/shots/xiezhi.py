@@ -6,7 +6,8 @@ train row carries adds nothing (the reference raises a KeyError there).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from promptweave.errors import RetrieverError
 from promptweave.shots.base import Retriever, Row
