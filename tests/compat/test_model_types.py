@@ -91,3 +91,26 @@ def test_ignored_arguments_are_named() -> None:
 def test_peft_adapters_are_refused() -> None:
     with pytest.raises(UnsupportedError, match="peft_path"):
         build_model({"type": "HuggingFaceCausalLM", "path": "x", "peft_path": "adapter"})
+
+
+def test_chat_template_model_without_meta_template_gets_messages(tiny_model_dir) -> None:
+    """As the reference: HUMAN/SYSTEM → user (system on purpose), BOT → assistant, then apply_chat_template."""
+    from promptweave.engine import DatasetSpec, PromptBuilder
+
+    ds = DatasetSpec.from_config({"abbr": "d", "reader_cfg": {"input_columns": ["q"]}, "infer_cfg": {
+        "prompt_template": {"template": {"begin": [{"role": "SYSTEM", "prompt": "Be brief."}],
+                                         "round": [{"role": "HUMAN", "prompt": "{q}"}, {"role": "BOT"}]}},
+        "retriever": {"type": "ZeroRetriever"}}}, train=[], test=[{"q": "hi"}])
+    cfg = {"abbr": "chat", "type": "HuggingFacewithChatTemplate", "path": str(tiny_model_dir),
+           "model_kwargs": {"device_map": "cpu"}}
+    [rec] = PromptBuilder(ds, ModelSpec.from_config(cfg)).build_row(0)
+    # the empty SYSTEM slot of the round is merged too, as the reference's API template parser does
+    assert [m["role"] for m in rec.rendered] == ["HUMAN"] and rec.rendered[0]["prompt"] == "Be brief.\nhi\n"
+    m = build_model(cfg)
+    m.tokenizer.chat_template = ("{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"
+                                 "{% if add_generation_prompt %}[assistant]{% endif %}")
+    seen = []
+    real = m.generate
+    m.generate = lambda prompts, params: seen.extend(prompts) or real(prompts, params)
+    m.chat([rec.rendered], generation_params({}, max_out_len=1))
+    assert m.tokenizer.decode(seen[0][0]) == "[user]Be brief.\nhi\n[assistant]"

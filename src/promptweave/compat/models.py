@@ -92,6 +92,20 @@ UNSUPPORTED_MODEL_TYPES: dict[str, str] = {
         "VLLMFunctionCallAPIChat", "MiniMaxChatCompletionV", "ZhiPuV")},
 }
 
+# What a ``...withChatTemplate`` model without a meta_template uses in the reference: system turns become user
+# turns on purpose, and the tokenizer's chat template does the rest.
+CHAT_TEMPLATE_META = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "SYSTEM", "api_role": "HUMAN"},
+                                {"role": "BOT", "api_role": "BOT", "generate": True}]}
+
+
+def default_meta_template(cfg: Mapping[str, Any]) -> Any:
+    """The meta template a model config means when it gives none (local chat-template models only)."""
+    mt = MODEL_TYPES.get(type_name(cfg.get("type")))
+    if mt is not None and mt.backend in ("hf", "vllm") and mt.kind == "api":
+        return CHAT_TEMPLATE_META
+    return None
+
+
 # Arguments read by some reference class that promptweave does not use, and why (said once per model).
 IGNORED_ARGS: dict[str, str] = {
     "run_cfg": "promptweave schedules tasks itself (num_gpus / num_procs are not used)",

@@ -265,8 +265,12 @@ class ModelSpec:
         if kind not in ("lm", "api"):
             raise ConfigError("model kind must be 'lm' (text) or 'api' (chat)", file=file, field=f"{field_path}.kind",
                               value=kind)
-        meta = MetaTemplate.from_config(cfg.get("meta_template"), kind=kind, file=file,
-                                        field=f"{field_path}.meta_template")
+        meta_cfg = cfg.get("meta_template")
+        if meta_cfg is None and kind == "api" and "kind" not in cfg:
+            from promptweave.compat.models import default_meta_template
+
+            meta_cfg = default_meta_template(cfg)
+        meta = MetaTemplate.from_config(meta_cfg, kind=kind, file=file, field=f"{field_path}.meta_template")
         abbr = str(cfg.get("abbr") or cfg.get("name") or cfg.get("path") or "model")
         dialect = cfg.get("dialect", "promptweave")
         if dialect not in DIALECTS:
