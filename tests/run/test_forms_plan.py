@@ -34,10 +34,26 @@ def write(tmp: Path, inferencer: str = "PPLInferencer", evaluator: str = "AccEva
 
 @pytest.mark.parametrize("inferencer", ["PPLInferencer", "LLInferencer", "PPLOnlyInferencer"])
 def test_scoring_on_a_chat_api_model_names_what_works(tmp_path, inferencer) -> None:
-    with pytest.raises(UnsupportedError) as exc:
-        plan_config(load_config(write(tmp_path, inferencer)))
-    msg = str(exc.value)
+    # refused at plan time for this pair only: the task carries the typed error and fails with it when run
+    [task] = plan_config(load_config(write(tmp_path, inferencer)))
+    exc = task.settings["refused"]
+    assert isinstance(exc, UnsupportedError) and not task.records
+    msg = str(exc)
     assert "eval_x.py: models[0].kind" in msg and "kind='lm'" in msg and "local model" in msg
+
+
+def test_a_refused_pair_fails_alone_in_run_and_is_a_lint_problem(stub_server, tmp_path) -> None:
+    cfg = write(tmp_path, "PPLInferencer").read_text()
+    gen = cfg.replace("datasets = [ds]", 'datasets = [ds, dict(ds, abbr="mc-gen", infer_cfg=dict(ds["infer_cfg"], '
+                      'prompt_template=dict(type="PromptTemplate", template="{q}"), '
+                      'inferencer=dict(type="GenInferencer")))]').replace("http://127.0.0.1:9/v1", stub_server.url)
+    (tmp_path / "eval_x.py").write_text(gen)
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "eval_x.py"), "-w", str(tmp_path / "w"), "--no-progress",
+                                   "--no-report"])
+    assert res.exit_code == 1 and res.output.count("failed: ") == 1, res.output
+    assert "failed: mc × m: [PW160]" in res.output and stub_server.total_received == 1
+    res = CliRunner().invoke(app, ["lint", str(tmp_path / "eval_x.py")])
+    assert res.exit_code == 1 and "ok: mc-gen × m" in res.output and "mc × m: [PW160]" in res.output
 
 
 def test_scoring_on_a_completions_endpoint_plans(tmp_path) -> None:

@@ -69,11 +69,10 @@ def run(*args: str):
 
 
 def test_dry_run_plans_and_sends_nothing(stub_server: StubServer, tmp_path) -> None:
-    # (ppl on a chat API model is refused at plan time since issue 12: tests/run/test_forms_plan.py)
-    cfg = write_config(tmp_path, "mcq_gen", API_MODEL.format(url=stub_server.url))
+    cfg = write_config(tmp_path, "mcq_gen, mcq_ppl", API_MODEL.format(url=stub_server.url))
     res = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--limit", "3")
     assert res.exit_code == 0, res.output
-    assert "mcq-gen" in res.output
+    assert "mcq-gen" in res.output and "mcq-ppl" in res.output
     assert stub_server.total_received == 0 and not (tmp_path / "w").exists()
 
 

@@ -160,6 +160,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                 try:
                     tasks = plan_config(cfg, limit=limit, allow_code=trust, datasets=[i], models=[j],
                                         load_data=not no_data, opened=opened, token_counter=_no_stand_in_tokenizer)
+                    for t in tasks:
+                        if t.settings.get("refused") is not None:
+                            raise t.settings["refused"]
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
                     report.add(exc, prefix=f"{pair}: ")

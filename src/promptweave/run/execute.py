@@ -38,6 +38,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _rows(task: Task, model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
     ev = task.evaluation
     by_index = {}
     for r in task.records:

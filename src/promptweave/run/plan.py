@@ -338,7 +338,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             mcfg = mspec.config
             evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg")
-            check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
+            try:
+                check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
+            except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it
+                tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                                  records=[], mode=mode, evaluation=evaluation, settings={"refused": exc}))
+                continue
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
                                        stop=settings.get("stopping_criteria"),
                                        generation_kwargs=settings.get("generation_kwargs"))
