@@ -160,7 +160,7 @@ def failure_kind(problem: str) -> str:
 
 
 def sweep_tree(pkg: str, sub: str, limit: int | None = None) -> dict[str, Any]:
-    from promptweave.cli.lint import lint_file
+    from promptweave.run.lint import lint_file
 
     root = package_root(pkg)
     if root is None:
