@@ -158,7 +158,7 @@ def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     name = type_name(cfg.get("type"))
     mt = MODEL_TYPES.get(name)
     out = []
-    if mt is not None and mt.note and mt.note != _HF_NOTE:
+    if mt is not None and mt.note and mt.note not in (_HF_NOTE, _CHAT_TEMPLATE):  # only what differs
         out.append(f"{name}: {mt.note}")
     for key, why in IGNORED_ARGS.items():
         if key in cfg and why:
