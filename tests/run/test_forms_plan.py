@@ -77,3 +77,12 @@ def test_dry_run_shows_the_new_forms(tmp_path) -> None:
     res = CliRunner().invoke(app, ["run", str(tmp_path / "eval_x.py"), "--dry-run"])
     assert res.exit_code == 0, res.output
     assert " sc " in res.output or "│ sc" in res.output
+
+
+def test_judge_model_types_are_checked(tmp_path) -> None:
+    cfg = write(tmp_path, "GenInferencer").read_text().replace(
+        'eval_cfg=dict(evaluator=dict(type="AccEvaluator"))',
+        'eval_cfg=dict(evaluator=dict(type="AccEvaluator", judge_cfg=dict(type="Claude", path="c")))')
+    (tmp_path / "eval_x.py").write_text(cfg)
+    with pytest.raises(UnsupportedError, match=r"eval_x\.py: datasets\[0\]\.eval_cfg\.evaluator\.judge_cfg\.type"):
+        plan_config(load_config(tmp_path / "eval_x.py"))

@@ -224,6 +224,22 @@ def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
                                 expected="one of the columns: " + ", ".join(cols))
 
 
+def _judge_models(obj: Any, path: str) -> list[tuple[str, Any]]:
+    """Every ``judge_cfg`` with a model ``type`` inside an ``eval_cfg`` (LLM-as-judge evaluators, nested ones too)."""
+    out: list[tuple[str, Any]] = []
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            sub = f"{path}.{k}"
+            if k == "judge_cfg" and isinstance(v, Mapping) and v.get("type") is not None:
+                out.append((sub, v))
+            else:
+                out += _judge_models(v, sub)
+    elif isinstance(obj, (list, tuple)):
+        for n, v in enumerate(obj):
+            out += _judge_models(v, f"{path}[{n}]")
+    return out
+
+
 def _locate_role(obj: Any, role: Any, path: str) -> str | None:
     """The config path of the first turn whose role (or fallback_role) is ``role``."""
     if isinstance(obj, Mapping):
@@ -322,6 +338,8 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code)
             continue
         _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
+        for jwhere, jcfg in _judge_models(raw.get("eval_cfg"), f"datasets[{i}].eval_cfg"):
+            resolve_model_type(jcfg, file=file, field=f"{jwhere}.type")  # the judge model must be one we can run
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in range(n)}
         extra: dict[str, Any] = {}
