@@ -73,7 +73,8 @@ def _read_variables(path: Path, trust: bool) -> dict:
         return dict(run_py_config(path))
     from promptweave.config.safe_py import load_py_config
 
-    return dict(load_py_config(path))
+    variables, _env = load_py_config(path)
+    return dict(variables)
 
 
 def load_for_lint(path: Path, *, trust: bool = False) -> tuple[Any, bool]:
