@@ -93,12 +93,19 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
              "error": outcome.error}, indent=2, ensure_ascii=False))
         return outcome
     if extra is None:
-        golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
-        scores = task.evaluation.score([r["prediction"] for r in rows], golds)
-        for r, g, ok in zip(rows, golds, scores.correct):
-            r["gold"] = g
-            r["correct"] = bool(ok)
-        extra = {"metrics": scores.metrics}
+        # scoring (eval helper's hook): evaluators also get the test rows, prompts, the cache and the judge; a
+        # scoring failure fails the task but keeps its predictions
+        from promptweave.evaluate.score_rows import score_rows
+
+        extra, error = score_rows(task.evaluation, rows, cache=cache, workdir=workdir)
+        if error is not None:
+            outcome.error = error
+            _write_atomic(predictions_path(workdir, task),
+                          "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+            _write_atomic(results_path(workdir, task), json.dumps(
+                {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
+                 "error": error}, indent=2, ensure_ascii=False))
+            return outcome
     lines = [json.dumps(r, ensure_ascii=False, default=str) for r in rows]
     ppath = predictions_path(workdir, task)
     _write_atomic(ppath, "".join(line + "\n" for line in lines))

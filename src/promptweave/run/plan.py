@@ -355,7 +355,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
         for j, mspec in zip(model_ids, specs):
             mcfg = mspec.config
             evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
-                                          allow_code=allow_code, where=f"datasets[{i}].eval_cfg")
+                                          allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
+                                          # eval hook: the test rows for evaluators, the model's postprocessor
+                                          rows=ds.test, model_cfg=mcfg)
             try:
                 check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
             except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it
