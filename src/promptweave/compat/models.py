@@ -114,7 +114,6 @@ IGNORED_ARGS: dict[str, str] = {
     "request_rate": "use rpm or query_per_second",
     "use_timestamp": "AISBench's trace replay is not supported",
     "trust_remote_code": "remote code in checkpoints is never run",
-    "pred_postprocessor": "model-level postprocessors are not applied; set eval_cfg.pred_postprocessor",
     "end_str": "use stop_words",
     "fastchat_template": "use the tokenizer's chat template or a meta_template",
     "drop_middle": "prompts are cut from the left to fit max_seq_len",
