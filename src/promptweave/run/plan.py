@@ -187,19 +187,25 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
             row[col] = [{"role": "user", "content": f"<{col}>"}]
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
-    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
     return ds
 
 
 def _check_loader(raw: Any, *, file: str, where: str) -> None:
-    """The dataset's loader ``type`` resolves (data helper's registry, when it is there)."""
+    """The dataset's loader ``type`` resolves (native, or the installed reference's registry), without reading data.
+
+    Uses the data package's own choice (``data.loaders.choose``) when it has one; older layouts had no loader classes.
+    """
     try:
-        from promptweave.compat import loaders
+        from promptweave.data.loaders import choose, loader_name
     except ImportError:
         return
-    check = getattr(loaders, "check_loader", None)
-    if check is not None and raw.get("type") is not None:
-        check(raw, file=file, field=f"{where}.type")
+    try:
+        name = loader_name(raw)
+        if name is not None:
+            choose(name, file=file)
+    except PromptweaveError as exc:
+        raise exc.at(file=file, prefix=where) from None
 
 
 def _shots_for_stand_in(ds: Any) -> list[int]:
