@@ -5,7 +5,7 @@ roles, inferencer forms and their settings, the evaluators and postprocessors of
 included), model types, placeholders against the columns, and every prompt. ``--no-data`` checks all but the rows
 (one prompt from a stand-in row per pair), for sweeping a config tree without its data. A dataset config as
 shipped (``<name>_datasets`` lists and no ``models``) is checked against two stand-in models: a plain LM with no
-meta template and a chat API with the usual HUMAN/BOT/SYSTEM meta template (scoring forms only against the LM).
+meta template and a chat API with the meta template OpenCompass gives chat models (scoring forms only against the LM).
 """
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptweave.compat.models import CHAT_TEMPLATE_META
+
+# the API stand-in uses the meta template OpenCompass gives its chat models (``...withChatTemplate``): the reference's
+# chat-era dataset configs put SYSTEM turns inside rounds, which such a template places
 STAND_IN_MODELS = [
     {"abbr": "plain-lm", "type": "HuggingFaceBaseModel", "path": "(lint stand-in)", "_lint_stand_in": True},
     {"abbr": "api-chat", "type": "OpenAISDK", "path": "(lint stand-in)", "openai_api_base": "http://127.0.0.1/v1",
-     "_lint_stand_in": True,
-     "meta_template": {"round": [{"role": "HUMAN", "api_role": "HUMAN"},
-                                 {"role": "BOT", "api_role": "BOT", "generate": True}],
-                       "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}]}},
+     "_lint_stand_in": True, "meta_template": CHAT_TEMPLATE_META},
 ]
 _SCORING_FORMS = ("ppl", "ll", "ppl_only", "clp")
 
