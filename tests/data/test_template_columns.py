@@ -55,7 +55,7 @@ def test_aisbench_multimodal_config_as_shipped_builds_prompts(tmp_path):
     spec = open_dataset(cfg, 0)
     assert spec.test[0]["content"] == content  # kept although reader_cfg does not list it
     prompt = PromptBuilder(spec, open_model(cfg, 0)).build(0)
-    text = json.dumps(prompt if not hasattr(prompt, "prompt") else prompt.prompt, default=str)
+    text = json.dumps(prompt.rendered, default=str)
     assert "file:///imgs/1.jpg" in text and "What is written? Answer the question" in text
 
 
@@ -86,5 +86,5 @@ def test_shipped_aisbench_textvqa_config_with_native_loader(tmp_path, monkeypatc
     spec_ = open_dataset(cfg, 0)
     assert spec_.test[0]["answer"] == [{"answer": "nokia"}]
     prompt = PromptBuilder(spec_, open_model(cfg, 0)).build(0)
-    text = json.dumps(prompt if not hasattr(prompt, "prompt") else prompt.prompt, default=str)
+    text = json.dumps(prompt.rendered, default=str)
     assert "file:///imgs/7.jpg" in text and "What brand? Answer the question using a single word" in text
