@@ -9,7 +9,22 @@ of ais_bench) every ``.py`` file is linted without its data, twice:
   imported here (their dependencies are not installed), so the bridge is answered from a *static* reading of the
   reference source: a name counts as served only if a ``@<REGISTRY>.register_module()`` decorator (or a
   ``register_module(name=...)`` call) in the package registers exactly that name in the matching registry
-  (``LOAD_DATASET``, ``ICL_EVALUATORS``, ``TEXT_POSTPROCESSORS``). Nothing is imported from the reference.
+  (``LOAD_DATASET``, ``ICL_EVALUATORS``, ``TEXT_POSTPROCESSORS``, ``DICT_POSTPROCESSORS``). The bridge's second rule (a name exported by
+  one of its allow-listed modules, ``bridge._EXPORTS``, that is of the family's kind) is read statically too:
+
+  * every module of the package (configs excluded) is parsed; its namespace is what it defines at top level
+    (also inside top-level ``if``/``try``/``with`` blocks) plus what it imports by name (``from .x import A as B``,
+    absolute or relative, resolved to the module and name that *define* it) plus its star imports (the other
+    module's ``__all__`` if it has one, else its public names, as Python does); imports from outside the package
+    are not followed, so such names are not counted;
+  * a class is of the kind when one of its bases, resolved in its module's namespace, is the family's base class
+    (``BaseDataset`` in ``<pkg>.datasets.base``, ``BaseEvaluator`` in ``...icl_base_evaluator``) or a class of the
+    package that is (transitively); a postprocessor is a top-level ``def`` of the package exported under its own
+    name;
+  * what the real import would do differently is not seen: names set by assignment, ``importlib``/``__getattr__``
+    tricks, and modules that fail to import for lack of a dependency (the sweep assumes the full package works).
+
+  Nothing is imported from the reference.
 
 Files that define no datasets (helper lists such as ``mmlu_all_sets.py``) are counted apart, not in the share.
 Failures are grouped by error code and by what failed (``unknown evaluator``, ...).
@@ -37,7 +52,8 @@ TREES = {
     "ais_bench": ("ais_bench", "benchmark/configs/datasets"),
 }
 # bridge family -> registry variable names in the references' sources
-FAMILIES = {"loader": ("LOAD_DATASET",), "evaluator": ("ICL_EVALUATORS",), "postprocessor": ("TEXT_POSTPROCESSORS",)}
+FAMILIES = {"loader": ("LOAD_DATASET",), "evaluator": ("ICL_EVALUATORS",), "postprocessor": ("TEXT_POSTPROCESSORS",),
+            "dict_postprocessor": ("DICT_POSTPROCESSORS",)}
 NO_DATASETS = "defines no datasets"
 
 
@@ -106,6 +122,147 @@ def static_registries(pkg: str) -> dict[str, set[str]]:
     return found
 
 
+Origin = tuple[str, str]  # (defining module, name)
+
+
+class _StaticPackage:
+    """Module namespaces, class bases and functions of one reference package, from its syntax only."""
+
+    def __init__(self, pkg: str) -> None:
+        self.pkg = pkg
+        self.files: dict[str, Path] = {}
+        root = package_root(pkg)
+        if root is not None:
+            for path in root.rglob("*.py"):
+                rel = path.relative_to(root.parent).with_suffix("")
+                if "configs" in rel.parts:
+                    continue
+                parts = list(rel.parts)
+                if parts[-1] == "__init__":
+                    parts.pop()
+                self.files[".".join(parts)] = path
+        self._trees: dict[str, ast.Module | None] = {}
+        self._ns: dict[str, dict[str, Origin]] = {}
+        self._kind: dict[tuple[Origin, Origin], bool] = {}
+
+    def tree(self, module: str) -> ast.Module | None:
+        if module not in self._trees:
+            path = self.files.get(module)
+            try:
+                self._trees[module] = ast.parse(path.read_text(encoding="utf-8", errors="replace")) if path else None
+            except SyntaxError:
+                self._trees[module] = None
+        return self._trees[module]
+
+    @staticmethod
+    def _top(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for node in body:
+            yield node
+            if isinstance(node, (ast.If, ast.Try, ast.With)):
+                for sub in ("body", "orelse", "finalbody"):
+                    yield from _StaticPackage._top(getattr(node, sub, []) or [])
+                for h in getattr(node, "handlers", []):
+                    yield from _StaticPackage._top(h.body)
+
+    def _absolute(self, module: str, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = module.split(".")
+        if self.files.get(module, Path()).name != "__init__.py":
+            base = base[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def namespace(self, module: str) -> dict[str, Origin]:
+        """``{name: (defining module, name)}`` visible as attributes of ``module``."""
+        if module in self._ns:
+            return self._ns[module]
+        ns: dict[str, Origin] = {}
+        self._ns[module] = ns  # an import cycle sees what was read so far, as Python does
+        tree = self.tree(module)
+        for node in self._top(tree.body if tree else []):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                ns[node.name] = (module, node.name)
+            elif isinstance(node, ast.ImportFrom):
+                src = self._absolute(module, node)
+                if src.split(".")[0] != self.pkg:
+                    continue
+                for alias in node.names:
+                    if alias.name == "*":
+                        ns.update(self.public(src))
+                    elif f"{src}.{alias.name}" in self.files:  # a submodule: (its name, "")
+                        ns[alias.asname or alias.name] = (f"{src}.{alias.name}", "")
+                    else:
+                        ns[alias.asname or alias.name] = self.namespace(src).get(alias.name, (src, alias.name))
+        return ns
+
+    def public(self, module: str) -> dict[str, Origin]:
+        ns = self.namespace(module)
+        tree = self.tree(module)
+        for node in self._top(tree.body if tree else []):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                    for t in node.targets) \
+                    and isinstance(node.value, (ast.List, ast.Tuple)):
+                names = {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+                return {k: v for k, v in ns.items() if k in names}
+        return {k: v for k, v in ns.items() if not k.startswith("_")}
+
+    def definition(self, origin: Origin) -> ast.AST | None:
+        tree = self.tree(origin[0])
+        for node in self._top(tree.body if tree else []):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == origin[1]:
+                return node
+        return None
+
+    def is_kind(self, origin: Origin, base: Origin | None) -> bool:
+        """A subclass of ``base`` (transitively), or for ``base`` None a top-level function of the package."""
+        node = self.definition(origin)
+        if base is None:
+            return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        key = (origin, base)
+        if key in self._kind:
+            return self._kind[key]
+        self._kind[key] = False
+        ok = False
+        if isinstance(node, ast.ClassDef) and origin != base:
+            ns = self.namespace(origin[0])
+            for b in node.bases:
+                if isinstance(b, ast.Name):
+                    got = ns.get(b.id)
+                elif isinstance(b, ast.Attribute) and isinstance(b.value, ast.Name):
+                    mod = ns.get(b.value.id)  # ``module.Class``: the class as the submodule names it
+                    got = self.namespace(mod[0]).get(b.attr) if mod and not mod[1] else None
+                else:
+                    got = None
+                if got is not None and (got == base or self.is_kind(got, base)):
+                    ok = True
+                    break
+        self._kind[key] = ok
+        return ok
+
+    def exported(self, base: Origin | None, modules: tuple[str, ...]) -> set[str]:
+        """Names the bridge's export rule would serve from ``modules``."""
+        out: set[str] = set()
+        for module in modules:
+            for name, origin in self.namespace(module).items():
+                if not name.startswith("_") and self.is_kind(origin, base) and (base or origin[1] == name):
+                    out.add(name)
+        return out
+
+
+def static_exports(pkg: str) -> dict[tuple[str, tuple[str, ...]], set[str]]:
+    """``{(family, allow-listed modules): names}`` the bridge's export rule serves from ``pkg``."""
+    from promptweave.compat import bridge
+
+    sp = _StaticPackage(pkg)
+    out = {}
+    for family, entries in bridge._EXPORTS.items():
+        for package, base, modules in entries:
+            if package == pkg:
+                out[(family, modules)] = sp.exported(base, modules)
+    return out
+
+
 class _StaticRegistry:
     """Answers ``get(name)`` like a reference registry, from the static reading; the class is a stand-in."""
 
@@ -126,20 +283,32 @@ class _StaticRegistry:
 
 
 @contextmanager
-def reference_installed(registries: dict[str, dict[str, set[str]]]) -> Iterator[None]:
-    """The bridge answers from the static registries of both references for the duration."""
+def reference_installed(registries: dict[str, dict[str, set[str]]],
+                        exports: dict[str, dict[tuple[str, tuple[str, ...]], set[str]]] | None = None,
+                        ) -> Iterator[None]:
+    """The bridge answers from the static registries and exports of both references for the duration."""
     from promptweave.compat import bridge
 
     by_module = {}
     for family, entries in bridge._REGISTRIES.items():
         for package, module, attr in entries:
             by_module[(module, attr)] = _StaticRegistry(registries.get(package, {}).get(family, set()))
-    saved = bridge._registry
+    by_modules: dict[tuple[str, tuple[str, ...]], _StaticRegistry] = {}
+    for package, found in (exports or {}).items():
+        for (_family, modules), names in found.items():
+            by_modules[(package, modules)] = _StaticRegistry(names)
+
+    def exported(package: str, base: Any, modules: tuple[str, ...], name: str) -> Any:
+        reg = by_modules.get((package, modules))
+        return reg.get(name) if reg else None
+
+    saved = bridge._registry, bridge._exported
     bridge._registry = lambda module, attr: by_module.get((module, attr))  # type: ignore[assignment]
+    bridge._exported = exported  # type: ignore[assignment]
     try:
         yield
     finally:
-        bridge._registry = saved  # type: ignore[assignment]
+        bridge._registry, bridge._exported = saved  # type: ignore[assignment]
 
 
 _KIND = re.compile(r"\[(PW\d+)\][^:]*?(?::\s*[^:]*?)*?:\s*([a-z][^(;:]*?)(?:\s*\(got|;|$)")
@@ -197,12 +366,16 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=8, help="failure kinds shown per column")
     args = ap.parse_args()
     registries = {pkg: static_registries(pkg) for pkg in TREES}
+    exports = {pkg: static_exports(pkg) for pkg in TREES}
     results: dict[str, Any] = {"static_registry_sizes": {p: {f: len(n) for f, n in r.items()}
-                                                          for p, r in registries.items()}}
+                                                          for p, r in registries.items()},
+                               "static_export_sizes": {p: {f"{f} from {', '.join(m)}": len(n)
+                                                           for (f, m), n in e.items()}
+                                                       for p, e in exports.items()}}
     start = time.perf_counter()
     for pkg, (name, sub) in TREES.items():
         alone = sweep_tree(name, sub, args.limit)
-        with reference_installed(registries):
+        with reference_installed(registries, exports):
             installed = sweep_tree(name, sub, args.limit)
         results[pkg] = {"promptweave_alone": alone, "with_reference": installed}
     results["seconds"] = round(time.perf_counter() - start, 1)

@@ -157,17 +157,26 @@ class GenericLLMEvaluator:
             else None
         self.dict_name: str | None = None
         self.dict_kwargs: dict[str, Any] = {}
+        self.bridged_dict: tuple[str, Callable[..., Any]] | None = None
         if dict_postprocessor is not None:
             d = dict(dict_postprocessor) if isinstance(dict_postprocessor, Mapping) else {"type": dict_postprocessor}
             dname = _type_name(d.pop("type", ""))
             if dname not in DICT_POSTPROCESSORS:
-                raise JudgeError("unknown dict_postprocessor for a judge", field=f"{where}.dict_postprocessor.type",
-                                 value=dname, expected=" or ".join(sorted(DICT_POSTPROCESSORS)))
-            allowed = DICT_POSTPROCESSORS[dname][1]
-            extra = set(d) - allowed
-            if extra:
-                raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
-                                 + min(extra), expected=", ".join(sorted(allowed)) or "no arguments")
+                from promptweave.compat.bridge import reference_class
+
+                # the installed reference's own function computes the metrics; its arguments are its business
+                self.bridged_dict = reference_class("dict_postprocessor", dname or "")
+                if self.bridged_dict is None:
+                    raise JudgeError("unknown dict_postprocessor for a judge",
+                                     field=f"{where}.dict_postprocessor.type", value=dname,
+                                     expected=" or ".join(sorted(DICT_POSTPROCESSORS))
+                                     + ", or install opencompass for its registered ones")
+            else:
+                allowed = DICT_POSTPROCESSORS[dname][1]
+                extra = set(d) - allowed
+                if extra:
+                    raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
+                                     + min(extra), expected=", ".join(sorted(allowed)) or "no arguments")
             self.dict_name, self.dict_kwargs = dname, d
         self.academic = self.dict_name == "generic_llmjudge_academic_postprocess"
         self.metric_name = str(self.dict_kwargs.get("metric_name", "accuracy"))
@@ -209,24 +218,53 @@ class GenericLLMEvaluator:
                 text = self.judge_postprocessor(text)
             out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": None,
                         "model": getattr(spec, "abbr", "judge")})
-        self.grade(out, rows)
+        self.grade(out, rows, references)
         return out
 
-    def grade(self, verdicts: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]]) -> tuple[dict, str]:
+    def grade(self, verdicts: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]],
+              references: Sequence[Any] | None = None) -> tuple[dict, str]:
         """Fill each verdict's ``grade`` and compute the metrics with the configured dict postprocessor (none: the
         reference reports no metric, the verdicts are graded A/B as ``generic_llmjudge_postprocess`` would)."""
-        fn, _ = DICT_POSTPROCESSORS[self.dict_name or "generic_llmjudge_postprocess"]
-        metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, **self.dict_kwargs)
+        if self.bridged_dict is not None:
+            metrics, grades, true_tag = self._bridged_grade(verdicts, rows, references or [])
+        else:
+            fn, _ = DICT_POSTPROCESSORS[self.dict_name or "generic_llmjudge_postprocess"]
+            metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, **self.dict_kwargs)
         for v, g in zip(verdicts, grades):
             v["grade"] = g
         return (metrics if self.dict_name else {}), true_tag
+
+    def _bridged_grade(self, verdicts, rows, references) -> tuple[dict, list, str]:
+        """The reference's dict postprocessor, called as the reference calls it (replies keyed by row index, an
+        output path, ``dataset`` when it asks for one); rows are still graded A/B for the per-row details."""
+        import inspect
+        import tempfile
+        from pathlib import Path
+
+        package, fn = self.bridged_dict  # type: ignore[misc]
+        _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows)
+        output = {str(i): {"prediction": v["output"], "gold": references[i] if i < len(references) else None,
+                           "origin_prompt": v.get("prompt")} for i, v in enumerate(verdicts)}
+        try:
+            params = inspect.signature(fn).parameters
+            with tempfile.TemporaryDirectory() as tmp:
+                kwargs = dict(self.dict_kwargs)
+                if "dataset" in params:
+                    kwargs["dataset"] = list(rows)
+                out = fn(output, str(Path(tmp) / "judged.json"), **kwargs)
+        except Exception as exc:  # noqa: BLE001 - foreign code's failure becomes a typed error
+            raise JudgeError(f"{package}:{self.dict_name} failed ({type(exc).__name__}: {exc})",
+                             field=f"{self.where}.dict_postprocessor") from None
+        metrics = {k: float(v) for k, v in dict(out or {}).items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        return metrics, grades, true_tag
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         from promptweave.evaluate.evaluators import _check
 
         _check(predictions, references, self.name)
         verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
-        metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [])
+        metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [], references)
         grades = [v["grade"] for v in verdicts]
         details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
                     "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,

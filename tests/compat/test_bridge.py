@@ -1,0 +1,211 @@
+"""The reference bridge's rule, on a fake reference package written to a tmp dir and put on ``sys.path``.
+
+The fake stands in for an installed ``opencompass`` (which cannot be imported here: its dependencies are absent);
+the bridge's module tables are pointed at it for the test.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from promptweave.compat import bridge
+
+PKG = "pwfake_ref"
+FILES = {
+    "__init__.py": "",
+    "registry.py": """
+        class Registry:
+            def __init__(self):
+                self.items = {}
+
+            def register_module(self, name=None):
+                def deco(obj):
+                    self.items[name or obj.__name__] = obj
+                    return obj
+                return deco
+
+            def get(self, name):
+                return self.items.get(name)
+
+        LOAD_DATASET = Registry()
+        ICL_EVALUATORS = Registry()
+        TEXT_POSTPROCESSORS = Registry()
+        DICT_POSTPROCESSORS = Registry()
+    """,
+    "datasets/__init__.py": """
+        from os.path import join  # a function from outside the package: never a postprocessor
+        from .base import BaseDataset
+        from .mine import *
+        from .evals import GoodEvaluator as RenamedEvaluator
+    """,
+    "datasets/base.py": """
+        class BaseDataset:
+            pass
+    """,
+    "datasets/mine.py": """
+        from ..registry import LOAD_DATASET, DICT_POSTPROCESSORS
+        from .base import BaseDataset
+        from . import base
+
+
+        class GoodDataset(BaseDataset):
+            pass
+
+
+        class GrandchildDataset(GoodDataset):
+            pass
+
+
+        class DottedBaseDataset(base.BaseDataset):
+            pass
+
+
+        class NotADataset:
+            pass
+
+
+        @LOAD_DATASET.register_module()
+        class RegisteredOnly:  # served by the registry rule, whatever its base
+            pass
+
+
+        def good_postprocess(text):
+            return text.strip()
+
+
+        @DICT_POSTPROCESSORS.register_module()
+        def fake_judge_postprocess(output, output_path):
+            right = sum(v["prediction"].strip() == "A" for v in output.values())
+            return {"accuracy": 100 * right / len(output), "note": "not a number"}
+
+
+        def _private_postprocess(text):
+            return text
+
+
+        lambda_postprocess = lambda text: text  # noqa: E731 - an assignment, not a def
+    """,
+    "datasets/evals.py": """
+        from ..evaluator.base import BaseEvaluator
+
+
+        class GoodEvaluator(BaseEvaluator):
+            pass
+    """,
+    "evaluator/__init__.py": """
+        from .base import BaseEvaluator
+    """,
+    "evaluator/base.py": """
+        class BaseEvaluator:
+            pass
+    """,
+    "other.py": """
+        from .datasets.base import BaseDataset
+
+
+        class HiddenDataset(BaseDataset):  # a subclass, but not exported by an allow-listed module
+            pass
+    """,
+}
+
+
+@pytest.fixture
+def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for rel, text in FILES.items():
+        path = tmp_path / PKG / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    monkeypatch.setattr(bridge, "_REGISTRIES", {
+        fam: ((PKG, f"{PKG}.registry", reg),) for fam, reg in
+        (("loader", "LOAD_DATASET"), ("evaluator", "ICL_EVALUATORS"), ("postprocessor", "TEXT_POSTPROCESSORS"),
+         ("dict_postprocessor", "DICT_POSTPROCESSORS"))})
+    monkeypatch.setattr(bridge, "_EXPORTS", {
+        "loader": ((PKG, (f"{PKG}.datasets.base", "BaseDataset"), (f"{PKG}.datasets",)),),
+        "evaluator": ((PKG, (f"{PKG}.evaluator.base", "BaseEvaluator"), (f"{PKG}.evaluator", f"{PKG}.datasets")),),
+        "postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
+        "dict_postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
+    })
+    bridge._module.cache_clear()
+    bridge._registry.cache_clear()
+    yield tmp_path
+    bridge._module.cache_clear()
+    bridge._registry.cache_clear()
+    for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
+        del sys.modules[name]
+
+
+def _served(family: str, name: str) -> str | None:
+    found = bridge.reference_class(family, name)
+    return None if found is None else f"{found[0]}:{found[1].__module__}.{found[1].__name__}"
+
+
+def test_exported_subclasses_are_served(fake_reference) -> None:
+    assert _served("loader", "GoodDataset") == f"{PKG}:{PKG}.datasets.mine.GoodDataset"
+    assert _served("loader", "GrandchildDataset") == f"{PKG}:{PKG}.datasets.mine.GrandchildDataset"
+    assert _served("loader", "DottedBaseDataset") == f"{PKG}:{PKG}.datasets.mine.DottedBaseDataset"
+    assert _served("evaluator", "RenamedEvaluator") == f"{PKG}:{PKG}.datasets.evals.GoodEvaluator"
+    assert _served("postprocessor", "good_postprocess") == f"{PKG}:{PKG}.datasets.mine.good_postprocess"
+    assert _served("loader", "RegisteredOnly") == f"{PKG}:{PKG}.datasets.mine.RegisteredOnly"
+
+
+@pytest.mark.parametrize(("family", "name"), [
+    ("loader", "NotADataset"),            # exported, but not a BaseDataset
+    ("loader", "BaseDataset"),            # the base itself is no loader
+    ("loader", "HiddenDataset"),          # a subclass outside the allow-listed modules
+    ("loader", f"{PKG}.other.HiddenDataset"),  # a dotted path is never imported
+    ("loader", "GoodEvaluator"),          # the wrong family
+    ("evaluator", "GoodDataset"),
+    ("evaluator", "GoodEvaluator"),       # exported only under another name
+    ("postprocessor", "join"),            # a function from outside the package
+    ("postprocessor", "_private_postprocess"),
+    ("postprocessor", "lambda_postprocess"),
+    ("postprocessor", "GoodDataset"),     # a class is no postprocessor
+    ("loader", "NoSuchDataset"),
+])
+def test_what_is_not_served(fake_reference, family: str, name: str) -> None:
+    assert bridge.reference_class(family, name) is None
+
+
+def test_no_reference_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bridge, "_REGISTRIES", {"loader": (("pw_absent", "pw_absent.registry", "LOAD_DATASET"),)})
+    monkeypatch.setattr(bridge, "_EXPORTS", {"loader": (("pw_absent", ("pw_absent.base", "BaseDataset"),
+                                                         ("pw_absent.datasets",)),)})
+    assert bridge.reference_class("loader", "GoodDataset") is None
+
+
+def test_sweep_static_reading_matches_the_rule(fake_reference) -> None:
+    """``benchmarks/config_sweep.py`` reads the same rule from the source; on the fake it agrees with the import."""
+    spec = importlib.util.spec_from_file_location(
+        "config_sweep", Path(__file__).resolve().parents[2] / "benchmarks" / "config_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)  # type: ignore[union-attr]
+    static = sweep.static_exports(PKG)
+    for (family, _modules), names in static.items():
+        assert names, family
+        for name in names:
+            assert bridge.reference_class(family, name) is not None, (family, name)
+    assert static[("loader", (f"{PKG}.datasets",))] == {"GoodDataset", "GrandchildDataset", "DottedBaseDataset"}
+    assert static[("evaluator", (f"{PKG}.evaluator", f"{PKG}.datasets"))] == {"RenamedEvaluator"}
+    assert static[("postprocessor", (f"{PKG}.datasets",))] == {"good_postprocess", "fake_judge_postprocess"}
+    assert sweep.static_registries(PKG)["loader"] == {"RegisteredOnly"}
+
+
+def test_judge_uses_a_bridged_dict_postprocessor(fake_reference) -> None:
+    from promptweave.errors import JudgeError
+    from promptweave.evaluate.judge import GenericLLMEvaluator
+
+    g = GenericLLMEvaluator(prompt_template={"template": "{prediction}"},
+                            dict_postprocessor={"type": "fake_judge_postprocess"})
+    verdicts = [{"output": "A"}, {"output": "B"}, {"output": "A"}, {"output": "B"}]
+    metrics, true_tag = g.grade(verdicts, [{}] * 4, ["x"] * 4)
+    assert metrics == {"accuracy": 50.0} and true_tag == "A"
+    assert [v["grade"] for v in verdicts] == ["A", "B", "A", "B"]
+    with pytest.raises(JudgeError, match="unknown dict_postprocessor"):
+        GenericLLMEvaluator(prompt_template={"template": "{prediction}"},
+                            dict_postprocessor={"type": "good_postprocess_missing"})
