@@ -86,6 +86,7 @@ class TaskOutcome:
     error: str | None = None
     predictions_path: str | None = None
     failed_conversations: int = 0
+    failed_rows: int = 0
 
     @property
     def ok(self) -> bool:
@@ -93,5 +94,5 @@ class TaskOutcome:
 
     @property
     def complete(self) -> bool:
-        """Done with nothing left to retry (no conversation ended by a failed request)."""
-        return self.ok and not self.failed_conversations
+        """Done with nothing left to retry (no failed row, no conversation ended by a failed request)."""
+        return self.ok and not self.failed_conversations and not self.failed_rows
