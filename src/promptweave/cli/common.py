@@ -43,7 +43,7 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
 
 def fail(console: Any, exc: PromptweaveError) -> NoReturn:
-    console.print(f"error: {exc}", style="bold red", markup=False)
+    console.print(f"error: {exc}", style="bold red", markup=False, soft_wrap=True)  # one line, never wrapped
     raise typer.Exit(exit_code_for(exc))
 
 

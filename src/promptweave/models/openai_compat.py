@@ -480,8 +480,11 @@ def _completion_text(data: Any) -> str:
 
 
 def _has_choices(data: Any) -> Any:
+    """A completion reply to score: ``choices[0].text`` must be there (``logprobs`` may be absent)."""
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
         raise _Malformed("the reply has no choices")
+    if not isinstance(data["choices"][0], dict) or not isinstance(data["choices"][0].get("text"), str):
+        raise _Malformed("the reply has no choices[0].text")
     return data
 
 
