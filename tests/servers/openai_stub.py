@@ -60,7 +60,7 @@ def request_key(path: str, body: dict) -> str:
     keep = {k: body.get(k) for k in ("model", "prompt", "messages", "max_tokens", "temperature", "stop",
                                      "echo", "logprobs", "seed", "top_p")}
     text = json.dumps([path, keep], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def transient_faults(rate: float, times: int = 2, seed: int = 0,
@@ -80,7 +80,7 @@ def transient_faults(rate: float, times: int = 2, seed: int = 0,
 def default_answer(body: dict) -> str:
     """A deterministic answer derived from the prompt, shaped like a multiple-choice reply."""
     src = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True, ensure_ascii=False)
-    h = int(hashlib.sha256(src.encode()).hexdigest()[:8], 16)
+    h = int(hashlib.sha256(src.encode("utf-8", "surrogatepass")).hexdigest()[:8], 16)
     return f"The answer is {'ABCD'[h % 4]}. Because {h % 97} is the reason."
 
 
@@ -89,7 +89,7 @@ _TOKEN = re.compile(r"\s*\S+|\s+")
 
 def fake_token_logprob(token: str) -> float:
     """A deterministic per-token log-probability for echo scoring."""
-    h = int(hashlib.sha256(token.encode()).hexdigest()[:6], 16)
+    h = int(hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:6], 16)
     return -0.05 - (h % 400) / 100.0
 
 

@@ -75,23 +75,38 @@ def error_line(exc: BaseException) -> str:
             f"{': ' + detail if detail else ''}; rerun with --debug for the traceback and please report it")
 
 
+def _click_classes() -> tuple[tuple, tuple, tuple]:
+    """(exit, abort, usage-error) exception classes of typer and of the click it is built on (vendored or not)."""
+    exits: list = [typer.Exit]
+    aborts: list = [typer.Abort]
+    usage: list = []
+    for modname in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
+        exits += [c for c in (getattr(mod, "Exit", None),) if c is not None]
+        aborts += [c for c in (getattr(mod, "Abort", None),) if c is not None]
+        usage += [c for c in (getattr(mod, "ClickException", None),) if c is not None]
+    return tuple(exits), tuple(aborts), tuple(usage)
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``) and return its exit status; never raises."""
-    import click
-
     from promptweave.cli.common import ExitCode, exit_code_for
 
+    exits, aborts, usage = _click_classes()
     args = list(sys.argv[1:] if argv is None else argv)
     _STATE["debug"] = "--debug" in args[:args.index("--")] if "--" in args else "--debug" in args
     try:
         code = app(args=args, prog_name="promptweave", standalone_mode=False)
         return int(code or 0)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except exits as exc:
+        return int(getattr(exc, "exit_code", 0))
+    except aborts:
         sys.stderr.write("interrupted\n")
         return ExitCode.INTERRUPTED
-    except click.ClickException as exc:  # usage errors: click's own message
+    except usage as exc:  # usage errors: click's own message
         exc.show()
         return ExitCode.BAD_INPUT
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ def lint_cmd(
     """Load every dataset, validate every template and meta template, and build every prompt; exit 1 on errors."""
     from rich.console import Console
 
-    from promptweave.cli.common import select
+    from promptweave.cli.common import ExitCode, select
     from promptweave.config import load_config, open_dataset, open_model
     from promptweave.engine import PromptBuilder
     from promptweave.errors import PromptweaveError
@@ -35,7 +35,7 @@ def lint_cmd(
         model_ids = select(cfg.model_abbrs(), model, "model", cfg)
     except PromptweaveError as exc:
         console.print(f"error: {exc}", style="red", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.BAD_INPUT)  # the config did not load: as view and run exit
     models = []
     for j in model_ids:
         try:
@@ -75,4 +75,4 @@ def lint_cmd(
             console.print(f"warning: {msg}", style="yellow", markup=False)
     if problems:
         console.print(f"{problems} problem(s) found")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILURES)
