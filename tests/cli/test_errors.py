@@ -58,7 +58,7 @@ def test_usage_error_is_bad_input(capsys) -> None:
 
 
 def test_an_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsys, monkeypatch, tmp_path) -> None:
-    import promptweave.config as config
+    from promptweave import config
 
     def boom(*a, **k):
         raise ZeroDivisionError("the unexpected")
@@ -68,12 +68,12 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsy
     assert code == ExitCode.INTERNAL
     assert err.strip().count("\n") == 0 and err.startswith("error: [PW001] ")
     assert "test_errors.py:" in err and "ZeroDivisionError: the unexpected" in err and "--debug" in err
-    code, out, err = cli(capsys, "--debug", "view", str(tmp_path / "x.py"))
+    code, _out, err = cli(capsys, "--debug", "view", str(tmp_path / "x.py"))
     assert code == ExitCode.INTERNAL and "Traceback (most recent call last)" in err and "[PW001]" in err
 
 
 def test_keyboard_interrupt_exits_130(capsys, monkeypatch, tmp_path) -> None:
-    import promptweave.config as config
+    from promptweave import config
 
     def stop(*a, **k):
         raise KeyboardInterrupt
@@ -104,12 +104,12 @@ models = [dict(abbr="api", type="OpenAICompatModel", kind="api", base_url="{srv.
 ''')
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONIOENCODING": "utf-8"}
         base = [sys.executable, "-m", "promptweave"]
-        view = subprocess.run(base + ["view", str(tmp_path / "c.py"), "-n", "4"], env=env, capture_output=True)
+        view = subprocess.run(base + ["view", str(tmp_path / "c.py"), "-n", "4"], env=env, capture_output=True, check=False)
         assert view.returncode == 0, view.stderr.decode()
         assert b"lone \\ud800 surrogate" in view.stdout  # printed escaped, not a UnicodeEncodeError
         for attempt in range(2):
             res = subprocess.run(base + ["run", str(tmp_path / "c.py"), "-w", str(tmp_path / "w"), "--no-progress"],
-                                 env=env, capture_output=True)
+                                 env=env, capture_output=True, check=False)
             assert res.returncode == 0, res.stderr.decode()
             assert srv.total_received == 4  # the rerun hit the cache for every row, surrogates included
     preds = [json.loads(x) for x in (tmp_path / "w" / "predictions" / "api" / "odd.jsonl").read_text().splitlines()]

@@ -62,13 +62,13 @@ def test_a_second_run_waits_with_a_message_or_refuses_with_no_wait(tmp_path) -> 
         cfg = _config(tmp_path, srv.url, n=5)
         with workdir_lock(work):  # another writer holds the work dir
             refused = _spawn(cfg, work, "--no-wait")
-            out, err = refused.communicate(timeout=120)
+            _out, err = refused.communicate(timeout=120)
             assert refused.returncode == ExitCode.LOCKED
             assert err.count("\n") == 1 and err.startswith("error: [PW710]") and str(work) in err
             waiting = _spawn(cfg, work)
             line = waiting.stderr.readline()  # blocks until the waiting run says so
             assert "waiting for another run" in line and f"pid {os.getpid()}" in line
             assert srv.total_received == 0
-        out, err = waiting.communicate(timeout=120)  # the lock is free: it runs
+        _out, err = waiting.communicate(timeout=120)  # the lock is free: it runs
         assert waiting.returncode == 0, err
         assert srv.total_received == 5

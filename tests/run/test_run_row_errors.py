@@ -36,7 +36,7 @@ def test_every_fault_kind_at_30_percent_finishes_with_fault_free_scores(tmp_path
     with StubServer(faults=transient_faults(0.3, times=2, seed=3, kinds=EVERY_FAULT)) as srv:
         tasks = toy_tasks(srv.url, concurrency=8, n_gen=60, n_ppl=15)
         for t in tasks:  # a client timeout below the stand-in's 3 s slow replies
-            t.make_model = (lambda make: lambda: _with_timeout(make(), 1.0))(t.make_model)
+            t.make_model = _with_timeout(t.make_model, 1.0)
         outs = run_tasks(tasks, tmp_path / "faulty", show_progress=False)
         assert all(o.complete for o in outs), [(o.error, o.failed_rows) for o in outs]
         faulted = [k for k, n in srv.received.items() if n > 1]
@@ -47,9 +47,12 @@ def test_every_fault_kind_at_30_percent_finishes_with_fault_free_scores(tmp_path
     assert metrics(tmp_path / "faulty") == metrics(tmp_path / "clean")
 
 
-def _with_timeout(model, seconds: float):
-    model.timeout = seconds
-    return model
+def _with_timeout(make, seconds: float):
+    def build():
+        model = make()
+        model.timeout = seconds
+        return model
+    return build
 
 
 def _refuse(question: str, fault: Fault):

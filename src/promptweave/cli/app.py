@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import typer
 
@@ -34,7 +34,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="On an error, print the Python traceback too."),
-    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+    version: bool | None = typer.Option(None, "--version", callback=_version, is_eager=True,
                                            help="Print the version and exit."),
 ) -> None:
     """Build, view, run and score LLM evaluation prompts."""
@@ -120,7 +120,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stderr.write(error_line(exc) + "\n")
             sys.stderr.flush()
-        except Exception:  # noqa: BLE001 - a broken stderr must not turn into a traceback either
+        except Exception:  # noqa: BLE001, S110 - a broken stderr must not turn into a traceback either
             pass
         return exit_code_for(exc)
 

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-import os
-from typing import List, Optional
 
 import typer
 
@@ -13,7 +12,7 @@ from promptweave.cli.common import ExitCode
 
 @app.command("conformance")
 def conformance_cmd(
-    files: Optional[List[Path]] = typer.Argument(None, help="Corpus files in the SCHEMA format (gzip JSONL); "
+    files: list[Path] | None = typer.Argument(None, help="Corpus files in the SCHEMA format (gzip JSONL); "
                                                  "default: every *.jsonl.gz in $PROMPTWEAVE_CONFORMANCE, else in "
                                                  "shared/conformance beside the checkout (../shared/conformance)."),
     show: int = typer.Option(3, help="How many failures to print with a diff."),

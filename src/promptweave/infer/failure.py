@@ -19,7 +19,7 @@ class RowFailure:
     attempts: int = 1
 
     @classmethod
-    def of(cls, exc: BaseException) -> "RowFailure":
+    def of(cls, exc: BaseException) -> RowFailure:
         return cls(str(getattr(exc, "kind", type(exc).__name__)), str(exc), int(getattr(exc, "attempts", 1)))
 
     def to_json(self) -> dict[str, Any]:

@@ -8,8 +8,9 @@ import os
 import re
 import tempfile
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
@@ -268,7 +269,13 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
     for the first (telling ``notify``) or, with ``wait=False``, raises
     :class:`~promptweave.errors.WorkdirLockedError`.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     if on_row_error not in ON_ROW_ERROR:
         raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,

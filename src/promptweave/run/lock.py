@@ -7,9 +7,9 @@ the waiting run's message only; the lock itself is the flock.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from promptweave.errors import RunError, WorkdirLockedError
 
