@@ -87,6 +87,9 @@ def load_config(path: str | Path, *, trust: bool = False) -> Config:
             raise ConfigError("unknown config format", file=str(p), value=suffix, expected=".py, .yaml, .yml or .json")
     except PromptweaveError:
         raise
+    except UnicodeDecodeError as exc:  # reliability: bytes that are not UTF-8 are a typed error
+        raise ConfigError(f"the config is not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 4]!r})",
+                          file=str(p), expected="a UTF-8 text file") from None
     if not isinstance(variables, Mapping):
         raise ConfigError("a config must define datasets and models at its top level", file=str(p))
     datasets = variables.get("datasets", [])

@@ -98,6 +98,8 @@ class SafeConfigInterpreter:
             source = self.path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config: {exc.strerror}", file=str(self.path)) from None
+        except UnicodeDecodeError as exc:  # reliability: not UTF-8 text
+            raise ConfigError(f"the config is not UTF-8 text (byte {exc.start})", file=str(self.path)) from None
         try:
             tree = ast.parse(source, filename=str(self.path))
         except SyntaxError as exc:

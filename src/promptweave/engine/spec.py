@@ -26,6 +26,8 @@ class ReaderConfig:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
                     field_path: str = "reader_cfg") -> "ReaderConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):  # reliability: typed, not dict()'s ValueError
+            raise ConfigError("reader_cfg must be a dict", file=file, field=field_path, value=cfg)
         cfg = dict(cfg or {})
         cols = cfg.pop("input_columns", [])
         if isinstance(cols, str):
@@ -56,11 +58,15 @@ class InferencerConfig:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> "InferencerConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):  # reliability: typed, not dict()'s ValueError
+            raise ConfigError("the inferencer must be a dict with a 'type'", field="infer_cfg.inferencer", value=cfg)
         cfg = dict(cfg or {})
         kind = cfg.pop("type", "GenInferencer")
         kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
         kind = kind.rsplit(".", 1)[-1]
         labels = cfg.pop("labels", None)
+        if labels is not None and (isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple))):
+            raise ConfigError("labels must be a list", field="infer_cfg.inferencer.labels", value=labels)
         return cls(kind, tuple(labels) if labels is not None else None, cfg.pop("gen_field_replace_token", ""),
                    cfg.pop("normalizing_str", None), cfg)
 

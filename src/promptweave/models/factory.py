@@ -45,6 +45,15 @@ def meta_eos(cfg: Any) -> Any:
 
 def generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = None) -> GenerationParams:
     """Decoding settings from a model config (``max_out_len``, ``generation_kwargs``, ``stop_words``...)."""
+    try:
+        return _generation_params(cfg, max_out_len=max_out_len, stop=stop)
+    except (TypeError, ValueError) as exc:  # reliability: a wrongly typed setting is a typed error
+        raise ConfigError(f"a decoding setting has the wrong type: {exc}",
+                          field="max_out_len / generation_kwargs / stop_words / temperature",
+                          expected="numbers for max_out_len and temperature, strings for stop words") from None
+
+
+def _generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = None) -> GenerationParams:
     gk = dict(cfg_get(cfg, "generation_kwargs") or {})
     temperature = float(gk.pop("temperature", cfg_get(cfg, "temperature", 0.0)) or 0.0)
     if gk.pop("do_sample", None) is False:

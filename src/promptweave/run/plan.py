@@ -33,6 +33,8 @@ def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type"
 
 def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict, dict[str, str]]:
     """``eval_cfg`` without the multi-turn scoring keys, and those keys' values (checked)."""
+    if eval_cfg is not None and not isinstance(eval_cfg, Mapping):  # reliability: typed, not dict()'s error
+        raise ConfigError("eval_cfg must be a dict", field=where, value=eval_cfg)
     cfg = dict(eval_cfg or {})
     got: dict[str, str] = {}
     for key, allowed in _SCORE_KEYS.items():
