@@ -19,6 +19,7 @@ from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateEr
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.template import PromptTemplate
 from promptweave.render.chat import render_chat, to_openai_messages
+from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
@@ -33,5 +34,6 @@ __all__ = [
     "PromptweaveWarning", "RetrieverError", "RoleError", "TemplateError",
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
+    "render_with_chat_template",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
 ]

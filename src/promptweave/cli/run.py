@@ -27,6 +27,7 @@ def run_cmd(
                                      "error is in the predictions either way; a rerun retries only such rows."),
     no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
                                  "once (exit 4) instead of waiting for it."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -68,6 +69,10 @@ def run_cmd(
         if not o.ok:
             err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
+    if not no_report:  # report hook (report helper): the HTML report; never fails the run
+        from promptweave.report.hook import report_after_run
+
+        report_after_run(workdir, console, err)
     # failed tasks, then failed rows or conversations: a rerun retries them
     if not all(o.ok for o in outcomes):
         raise typer.Exit(ExitCode.FAILURES)
