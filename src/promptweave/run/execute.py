@@ -269,14 +269,6 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
     for the first (telling ``notify``) or, with ``wait=False``, raises
     :class:`~promptweave.errors.WorkdirLockedError`.
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
     if on_row_error not in ON_ROW_ERROR:
         raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,
                        expected=" / ".join(ON_ROW_ERROR))
@@ -286,6 +278,21 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
     for t in tasks:
         order.setdefault(t.model_name, []).append(t)
     outcomes: list[TaskOutcome] = []
+    # the loaded config and data live for the whole run: keep the collector from walking them at every batch
+    gc.collect()
+    gc.freeze()
+    try:
+        _run_locked(tasks, order, workdir, outcomes, show_progress, console, on_row_error, wait, notify)
+    finally:
+        gc.unfreeze()
+    return outcomes
+
+
+def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, outcomes: list[TaskOutcome],
+                show_progress: bool, console: Any, on_row_error: str, wait: bool,
+                notify: Callable[[str], None] | None) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     with workdir_lock(workdir, wait=wait, notify=notify), ResponseCache(workdir / CACHE_FILE) as cache, Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, disable=not show_progress, transient=False) as bar:
@@ -307,7 +314,6 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
             gc.collect()
         summary = [{**o.__dict__} for o in outcomes]
         write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str))
-    return outcomes
 
 
 def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from promptweave.errors import ConfigError, PromptweaveWarning
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
-from promptweave.run.task import Task
+from promptweave.run.task import LazyRecords, Task
 
 _MODES = {"GenInferencer": "gen", "ChatInferencer": "gen", "AttackInferencer": "gen", "SCInferencer": "gen",
           "PPLInferencer": "ppl", "PPLOnlyInferencer": "ppl", "LLInferencer": "ppl", "CLPInferencer": "clp",
@@ -172,8 +172,11 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 count = counters.get(j, mcfg)
             if count is not None:
                 records = ShotFitter(builder, count, budget).build_all(range(n))
-            else:
-                records = list(builder.build_all(range(n)))
+            else:  # reliability: built batch by batch as the task runs, never all at once
+                if n:
+                    list(builder.build_all([0]))  # a template error still stops the plan before anything is sent
+                records = LazyRecords(builder.build_all, range(n),
+                                      per_row=1 if mode != "ppl" else max(1, len(builder.labels())))
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
