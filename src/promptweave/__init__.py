@@ -22,6 +22,7 @@ from promptweave.render.chat import render_chat, to_openai_messages
 from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
+from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 
@@ -35,5 +36,6 @@ __all__ = [
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
     "render_with_chat_template",
+    "Budget", "BudgetError", "SandboxError",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
 ]

@@ -57,6 +57,10 @@ def run_cmd(
         for t in tasks:
             table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(t.calls))
         console.print(table)
+        # sandbox hook (owned by reliability): environment variables the config read, shown, never their values
+        if cfg.env_reads:
+            console.print("config read env: " + ", ".join(
+                f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
         return
     try:
         outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console,
