@@ -26,8 +26,9 @@ import tempfile
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 LVE_EXAMPLE = ROOT / "examples" / "lve" / "arithmetic_carry"
@@ -358,7 +359,7 @@ def main() -> None:
     start = time.perf_counter()
     for i in range(args.cases):
         kind = list(KINDS)[i % len(KINDS)]
-        outcome, argv, code, last = one(Chooser(rng), kind)
+        outcome, argv, _code, last = one(Chooser(rng), kind)
         counts[outcome] += 1
         per_kind[kind][outcome] += 1
         if outcome in ("raw traceback", "hang"):

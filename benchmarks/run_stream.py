@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from api_throughput import free_port  # noqa: E402
+from api_throughput import free_port
 
 CONFIG = '''
 datasets = [dict(abbr="qa", path="data.jsonl",
@@ -62,10 +62,9 @@ sys.exit(code)
 
 def make_data(folder: Path, n: int) -> None:
     with open(folder / "data.jsonl", "w") as f:
-        for i in range(n):
-            f.write(json.dumps({"question": f"What is item {i} of the list, counted from the start?",
+        f.writelines(json.dumps({"question": f"What is item {i} of the list, counted from the start?",
                                 "A": f"alpha {i}", "B": f"beta {i}", "C": f"gamma {i}", "D": f"delta {i}",
-                                "answer": "ABCD"[i % 4]}) + "\n")
+                                "answer": "ABCD"[i % 4]}) + "\n" for i in range(n))
 
 
 def one(n: int, url: str, concurrency: int, env: dict) -> dict:
@@ -81,7 +80,8 @@ def one(n: int, url: str, concurrency: int, env: dict) -> dict:
         raise SystemExit(f"run failed ({res.returncode}): {res.stderr[-2000:]}")
     took = float(next(x for x in res.stderr.splitlines() if x.startswith("SECONDS")).split()[1])
     peak = int(next(x for x in res.stderr.splitlines() if x.startswith("PEAK_RSS_KB")).split()[1])
-    lines = sum(1 for _ in open(folder / "w" / "predictions" / "api" / "qa.jsonl"))
+    with open(folder / "w" / "predictions" / "api" / "qa.jsonl") as f:
+        lines = sum(1 for _ in f)
     assert lines == n, (lines, n)
     return {"rows": n, "seconds": took, "rows_per_s": n / took, "peak_mb": peak / 1024,
             "baseline_mb": int(base.stdout.strip()) / 1024}

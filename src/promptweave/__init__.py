@@ -23,6 +23,8 @@ from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
+from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
+from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 
@@ -37,5 +39,6 @@ __all__ = [
     "render_chat", "render_text", "to_openai_messages",
     "render_with_chat_template",
     "Budget", "BudgetError", "SandboxError",
+    "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
 ]

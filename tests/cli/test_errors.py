@@ -64,7 +64,7 @@ def test_an_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsy
         raise ZeroDivisionError("the unexpected")
 
     monkeypatch.setattr(config, "load_config", boom)
-    code, out, err = cli(capsys, "view", str(tmp_path / "x.py"))
+    code, _out, err = cli(capsys, "view", str(tmp_path / "x.py"))
     assert code == ExitCode.INTERNAL
     assert err.strip().count("\n") == 0 and err.startswith("error: [PW001] ")
     assert "test_errors.py:" in err and "ZeroDivisionError: the unexpected" in err and "--debug" in err

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import fuzz  # noqa: E402
+import fuzz
 
 
 class HypothesisChooser(fuzz.Chooser):
@@ -45,7 +45,7 @@ def test_mutated_inputs_give_success_or_a_typed_error(kind, data) -> None:
     folder = Path(tempfile.mkdtemp(prefix="pwfuzz-"))
     try:
         argv = fuzz.command_args(fuzz.KINDS[kind](HypothesisChooser(data), folder), folder)
-        outcome, code, last = fuzz.run_case(argv, limit_s=30.0)
+        outcome, _code, last = fuzz.run_case(argv, limit_s=30.0)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert outcome in ("ok", "typed error"), (outcome, argv, last)

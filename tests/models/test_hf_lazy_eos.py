@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from promptweave.evaluate import build_evaluation  # noqa: E402
-from promptweave.infer import Record  # noqa: E402
-from promptweave.models.base import GenerationParams  # noqa: E402
-from promptweave.models.hf import HFModel  # noqa: E402
-from promptweave.run import Task, run_tasks  # noqa: E402
+from promptweave.evaluate import build_evaluation
+from promptweave.infer import Record
+from promptweave.models.base import GenerationParams
+from promptweave.models.hf import HFModel
+from promptweave.run import Task, run_tasks
 
 
 def _tasks(make):

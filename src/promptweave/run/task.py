@@ -1,8 +1,9 @@
 """A planned unit of work: one dataset's prompts on one model."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from promptweave.evaluate import Evaluation
 from promptweave.infer.records import RecordLike
@@ -35,7 +36,7 @@ class LazyRecords:
     def rows(self) -> int:
         return len(self.indices)
 
-    def select_rows(self, start: int, stop: int | None = None) -> "LazyRecords":
+    def select_rows(self, start: int, stop: int | None = None) -> LazyRecords:
         """The records of rows ``start:stop`` (by position among this task's rows)."""
         return LazyRecords(self.build, self.indices[start:stop], self.per_row, self.chunk)
 
@@ -78,7 +79,7 @@ class Task:
             return len(self.records)
         return sum(getattr(r, "requests", 1) for r in self.records)
 
-    def limited(self, limit: int | None) -> "Task":
+    def limited(self, limit: int | None) -> Task:
         """The same task restricted to its first ``limit`` rows (all labels of a kept row stay)."""
         if limit is None:
             return self
