@@ -47,7 +47,7 @@ def generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = N
     """Decoding settings from a model config (``max_out_len``, ``generation_kwargs``, ``stop_words``...)."""
     try:
         return _generation_params(cfg, max_out_len=max_out_len, stop=stop)
-    except (TypeError, ValueError) as exc:  # reliability: a wrongly typed setting is a typed error
+    except (TypeError, ValueError, OverflowError) as exc:  # reliability: a wrongly typed setting is typed
         raise ConfigError(f"a decoding setting has the wrong type: {exc}",
                           field="max_out_len / generation_kwargs / stop_words / temperature",
                           expected="numbers for max_out_len and temperature, strings for stop words") from None
