@@ -28,6 +28,11 @@ def run_cmd(
     no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
                                  "once (exit 4) instead of waiting for it."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
+    # eval hook (eval helper): code-executing evaluators and the default LLM judge
+    allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="Let code evaluators (HumanEval, MBPP) "
+                                         "run the model's code, in a limited subprocess."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge for LLM-judged datasets whose "
+                                              "judge_cfg is empty: a model abbr from judge_models or models."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -48,6 +53,14 @@ def run_cmd(
         ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
         model_ids = select(cfg.model_abbrs(), model, "model", cfg)
         tasks = plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+        # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
+        from promptweave.evaluate import prepare_tasks
+        from promptweave.evaluate.judge import judge_model_cfg
+
+        try:
+            prepare_tasks(tasks, allow_code_exec=allow_code_exec, judge_model=judge_model_cfg(cfg, judge_model))
+        except PromptweaveError as exc:
+            raise (exc if exc.file else exc.at(file=str(config))) from None
     except PromptweaveError as exc:
         fail(err, exc)
     if dry_run:

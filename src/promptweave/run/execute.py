@@ -115,24 +115,62 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     return out
 
 
-def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool],
-           on_row_error: str) -> tuple[dict[str, Any], list[Any], list[bool | None]]:
-    """Metrics, processed golds and per-row correctness; failed rows per ``on_row_error``.
+class _JournalPrompts(Sequence):
+    """The prompts of a task's journal rows, read from the file only when an evaluator asks for them."""
+
+    def __init__(self, path: Path, offsets: list[int], keep: list[int]) -> None:
+        self.path, self.offsets, self.keep = path, offsets, keep
+
+    def __len__(self) -> int:
+        return len(self.keep)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        with open(self.path, "rb") as f:
+            f.seek(self.offsets[self.keep[i]])
+            return json.loads(f.readline()).get("prompt")
+
+    def __iter__(self) -> Iterator[Any]:
+        want = set(self.keep)
+        with open(self.path, encoding="utf-8") as f:
+            for n, line in enumerate(f):
+                if n in want:
+                    yield json.loads(line).get("prompt")
+
+
+def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], on_row_error: str,
+           prompts: Callable[[list[int]], Sequence[Any]], indices: list[int], cache: ResponseCache,
+           workdir: Path) -> tuple[dict[str, Any], list[Any], list[bool | None], list[Any] | None]:
+    """Results fields, processed golds, per-row verdicts and judge records; failed rows per ``on_row_error``.
 
     ``wrong`` scores a failed row as an empty answer and marks it incorrect; ``skip``
     leaves it out of the metrics (its ``correct`` is None); ``fail`` scores like ``skip``
-    (the task is then reported as failed).
+    (the task is then reported as failed). Evaluators get the test rows, the prompts (read
+    back from the journal only if they use them), the cache and the judge, as
+    ``evaluate.score_rows`` gives them.
     """
     ev = task.evaluation
     golds = [ev.process_gold(g) for g in golds]
     keep = [i for i, f in enumerate(failed) if not f] if on_row_error != "wrong" else list(range(len(golds)))
     correct: list[bool | None] = [None] * len(golds)
     if not keep:
-        return {}, golds, correct
-    scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep])
+        return {"metrics": {}}, golds, correct, None
+    ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
+    scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):
-        correct[i] = bool(ok) and not failed[i]
-    return scores.metrics, golds, correct
+        correct[i] = None if ok is None else bool(ok) and not failed[i]
+    judges: list[Any] | None = None
+    details = getattr(scores, "details", None)
+    if details is not None and len(details) == len(keep):
+        judges = [None] * len(golds)
+        for i, d in zip(keep, details):
+            if isinstance(d, dict) and "judge" in d:
+                judges[i] = d["judge"]
+    out: dict[str, Any] = {"metrics": scores.metrics}
+    if getattr(scores, "extra", None):
+        out["evaluation"] = scores.extra
+    return out, golds, correct, judges
 
 
 def _failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
@@ -176,9 +214,11 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
             n_rows = task.rows
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
-                                         rows_per_batch)
+                                         rows_per_batch, workdir)
     except PromptweaveError as exc:
-        outcome.error = str(exc)
+        outcome.error = exc.text if isinstance(exc, _ScoringFailed) else str(exc)
+        if isinstance(exc, _ScoringFailed):
+            outcome.predictions_path = str(ppath)
         with contextlib.suppress(OSError):
             journal.unlink()
         write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
@@ -217,47 +257,74 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
 
 
 def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callable[[int], None] | None,
-                 ppath: Path, journal: Path, on_row_error: str, rows_per_batch: int) -> tuple[dict[str, Any], int]:
-    """Infer batch by batch into the journal, score, then write the final predictions file; the result's fields."""
+                 ppath: Path, journal: Path, on_row_error: str, rows_per_batch: int,
+                 workdir: Path) -> tuple[dict[str, Any], int]:
+    """Infer batch by batch into the journal, score, then write the final predictions file; the result's fields.
+
+    A scoring failure fails the task but keeps its (unscored) predictions.
+    """
     preds: list[Any] = []
     golds: list[Any] = []
     failed: list[bool] = []
+    indices: list[int] = []
+    offsets: list[int] = []
     errors: list[dict[str, Any]] = []
     journal.parent.mkdir(parents=True, exist_ok=True)
-    with open(journal, "w", encoding="utf-8", errors="backslashreplace", newline="") as out:
+    with open(journal, "wb") as out:
         for batch in _batches(task.records, rows_per_batch):
             rows = _rows(task, batch, model, cache, progress)
-            out.write("".join(_jsonl(r) for r in rows))
-            out.flush()
             for r in rows:
+                offsets.append(out.tell())
+                out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
                 preds.append(r["prediction"])
                 golds.append(r["gold"])
+                indices.append(r["index"])
                 failed.append("error" in r)
                 if "error" in r:
                     errors.append(r["error"])
+            out.flush()
             del rows, batch
-    metrics, golds, correct = _score(task, preds, golds, failed, on_row_error)
+    try:
+        extra, golds, correct, judges = _score(task, preds, golds, failed, on_row_error,
+                                               lambda keep: _JournalPrompts(journal, offsets, keep), indices,
+                                               cache, workdir)
+        scoring_error = None
+    except PromptweaveError as exc:
+        extra, correct, judges, scoring_error = {"metrics": {}}, None, None, str(exc)
     del preds
     # the final file: the journal's rows with the processed gold and the verdict, replaced at once
     fd, tmp = tempfile.mkstemp(dir=ppath.parent, prefix=ppath.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as dst, \
                 open(journal, encoding="utf-8") as src:
-            for line, gold, ok in zip(src, golds, correct):
-                row = json.loads(line)
-                row["gold"] = gold
-                row["correct"] = ok
-                dst.write(_jsonl(row))
+            for n, line in enumerate(src):
+                if correct is not None:
+                    row = json.loads(line)
+                    row["gold"] = golds[n]
+                    row["correct"] = correct[n]
+                    if judges is not None and judges[n] is not None:
+                        row["judge"] = judges[n]
+                    line = _jsonl(row)
+                dst.write(line)
         os.replace(tmp, ppath)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     journal.unlink()
-    extra: dict[str, Any] = {"metrics": metrics}
+    if scoring_error is not None:
+        raise _ScoringFailed(scoring_error)
     if errors:
         extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
     return extra, len(golds)
+
+
+class _ScoringFailed(PromptweaveError):
+    """Scoring failed after the predictions were written: the task fails, its predictions stay."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.text = message
 
 
 def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None = None, show_progress: bool = True,
