@@ -232,7 +232,7 @@ def _template(text: str, file: Path, field: str, params: tuple[str, ...] | None)
 
 
 def _resolve_inside(folder: Path, name: Any, test_file: Path, field: str) -> Path:
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or "\x00" in name:  # reliability: NUL is no file name (fuzz)
         raise _err("must be a file name", test_file, field, value=name)
     candidate = Path(name)
     if candidate.is_absolute():
