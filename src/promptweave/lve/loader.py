@@ -238,12 +238,16 @@ def _resolve_inside(folder: Path, name: Any, test_file: Path, field: str) -> Pat
     if candidate.is_absolute():
         raise _err("prompt files are resolved inside the test folder; absolute paths are refused",
                    test_file, field, value=name)
-    resolved = (folder / candidate).resolve()
+    try:  # reliability: a name the OS refuses (too long, ...) is a typed error (fuzz)
+        resolved = (folder / candidate).resolve()
+        found = resolved.is_file()
+    except OSError as exc:
+        raise _err(f"cannot use this prompt file name: {exc.strerror}", test_file, field, value=name) from None
     if not resolved.is_relative_to(folder):
         raise _err("prompt file lies outside the test folder", test_file, field, value=name)
     if not name.endswith(".prompt"):
         raise _err("a prompt file must end in .prompt", test_file, field, value=name)
-    if not resolved.is_file():
+    if not found:
         raise _err("prompt file not found in the test folder", test_file, field, value=name)
     return resolved
 
