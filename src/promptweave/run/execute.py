@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -79,6 +80,8 @@ def _batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
     ev = task.evaluation
     by_index = {}
     for r in records:
@@ -106,8 +109,13 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         for c in infer_clp(model, records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
+    elif task.mode in ("sc", "ll", "ppl_only"):  # forms hook: self-consistency, log-likelihood, ppl-only
+        from promptweave.infer.forms import form_rows
+
+        out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
     else:
-        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode, expected="gen, ppl or clp")
+        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
+                               expected="gen, ppl, clp, sc, ll or ppl_only")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:
@@ -263,6 +271,8 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
 
     A scoring failure fails the task but keeps its (unscored) predictions.
     """
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
     preds: list[Any] = []
     golds: list[Any] = []
     failed: list[bool] = []
