@@ -46,7 +46,7 @@ def test_many_files_one_line_each_and_a_total(tmp_path) -> None:
     bad = write(tmp_path, "bad.py", (DATASET + MODELS).replace("AccEvaluator", "NoSuchEvaluator"))
     odd = write(tmp_path, "odd.py", (DATASET + MODELS).replace("GenInferencer", "ToTInferencer"))
     res = runner.invoke(app, ["lint", str(good), str(bad), str(odd)])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     lines = res.output.strip().splitlines()
     assert len(lines) == 4
     assert lines[0].startswith(f"ok: {good}: 1 dataset(s) × 1 model(s), 3 prompt(s)")
@@ -61,14 +61,14 @@ def test_many_files_one_line_each_and_a_total(tmp_path) -> None:
 def test_no_data_checks_all_but_the_rows(tmp_path) -> None:
     cfg = write(tmp_path, "c.py", DATASET + MODELS, rows=False)  # the data file does not exist
     res = runner.invoke(app, ["lint", str(cfg)])
-    assert res.exit_code == 1 and "rows.jsonl" in res.output
+    assert res.exit_code == 2 and "rows.jsonl" in res.output
     res = runner.invoke(app, ["lint", "--no-data", str(cfg)])
     assert res.exit_code == 0, res.output
     assert "ok: demo × api: 1 prompt(s) from a stand-in row (no data)" in res.output
     # eval_cfg is still checked without data
     bad = write(tmp_path, "d.py", (DATASET + MODELS).replace("first_number_postprocess", "no_such_post"), rows=False)
     res = runner.invoke(app, ["lint", "--no-data", str(bad)])
-    assert res.exit_code == 1 and "eval_cfg.pred_postprocessor.type" in res.output
+    assert res.exit_code == 2 and "eval_cfg.pred_postprocessor.type" in res.output
 
 
 def test_a_dataset_config_is_linted_on_its_own(tmp_path) -> None:
@@ -81,7 +81,7 @@ def test_a_dataset_config_is_linted_on_its_own(tmp_path) -> None:
     # a role the API template cannot place is found through the stand-in API model
     bad = write(tmp_path, "demo_bad.py", DATASET.replace('role="SYSTEM", fallback_role="HUMAN"', 'role="CRITIC"'))
     res = runner.invoke(app, ["lint", "--no-data", str(bad)])
-    assert res.exit_code == 1 and "[PW120]" in res.output
+    assert res.exit_code == 2 and "[PW120]" in res.output
     assert "infer_cfg.prompt_template.template.begin[0].role" in res.output and str(bad) in res.output
 
 
@@ -100,13 +100,13 @@ def test_a_shipped_reference_dataset_config_without_its_data() -> None:
 def test_unknown_placeholder_with_a_near_column_is_an_error_in_lint_and_run(tmp_path) -> None:
     cfg = write(tmp_path, "c.py", (DATASET + MODELS).replace("Q: {question}", "Q: {Question}"))
     res = runner.invoke(app, ["lint", str(cfg)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "placeholder {Question} names no column; did you mean {question}?" in res.output
     res = runner.invoke(app, ["run", str(cfg), "--dry-run", "-w", str(tmp_path / "w")])
     assert res.exit_code != 0 and "did you mean {question}?" in res.output and str(cfg) in res.output
     # without the data only a difference in case is known to be a mistake
     res = runner.invoke(app, ["lint", "--no-data", str(cfg)])
-    assert res.exit_code == 1 and "did you mean {question}?" in res.output
+    assert res.exit_code == 2 and "did you mean {question}?" in res.output
     far = write(tmp_path, "e.py", (DATASET + MODELS).replace("Q: {question}", "Q: {question} {x}"))
     res = runner.invoke(app, ["lint", str(far)])
     assert res.exit_code == 0 and "placeholder {x} names no column" in res.output  # a warning only

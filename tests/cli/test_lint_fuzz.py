@@ -85,7 +85,7 @@ def test_lint_gives_typed_lines_never_a_traceback(mutations, no_data) -> None:
         path = Path(tmp) / "fuzz.json"
         path.write_text(json.dumps(cfg))
         res = CliRunner().invoke(app, ["lint", str(path)] + (["--no-data"] if no_data else []))
-    assert res.exit_code in (0, 1), (res.output, res.exception)
+    assert res.exit_code in (0, 2), (res.output, res.exception)
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.output
     for line in res.output.strip().splitlines():
@@ -117,7 +117,7 @@ def test_lint_of_mutated_python_configs_never_shows_a_traceback(edits) -> None:
         path = Path(tmp) / "fuzz_gen.py"
         path.write_text(text)
         res = CliRunner().invoke(app, ["lint", "--no-data", str(path)])
-    assert res.exit_code in (0, 1), (res.output, res.exception)
+    assert res.exit_code in (0, 2), (res.output, res.exception)
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.output
     for line in res.output.strip().splitlines():

@@ -99,7 +99,7 @@ def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
     assert "ok: science_mc × local-chatml: 120 prompts from 30 rows" in res.output
     # (forms) perplexity scoring on the chat API model is refused, naming what works
     res = runner.invoke(app, ["lint", str(QUICKSTART)])
-    assert res.exit_code == 1 and "science_mc × api-chat: [PW160]" in res.output and "kind='lm'" in res.output
+    assert res.exit_code == 2 and "science_mc × api-chat: [PW160]" in res.output and "kind='lm'" in res.output
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         "datasets:\n  - abbr: x\n    rows: [{q: a}]\n    reader_cfg: {input_columns: [q]}\n"
@@ -107,6 +107,6 @@ def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
         " round: [{role: HUMAN, prompt: '{q}'}]}}}\n"
         "models:\n  - abbr: m\n    meta_template: {round: [{role: HUMAN, begin: 'U:'}, {role: BOT, generate: true}]}\n")
     res = runner.invoke(app, ["lint", str(bad)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "x × m" in res.output and "CRITIC" in res.output and "1 problem(s) found" in res.output
     assert "datasets[0].infer_cfg.prompt_template.template.begin[0].role" in res.output  # PW120 names the field

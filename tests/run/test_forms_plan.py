@@ -53,7 +53,7 @@ def test_a_refused_pair_fails_alone_in_run_and_is_a_lint_problem(stub_server, tm
     assert res.exit_code == 1 and res.output.count("failed: ") == 1, res.output
     assert "failed: mc × m: [PW160]" in res.output and stub_server.total_received == 1
     res = CliRunner().invoke(app, ["lint", str(tmp_path / "eval_x.py")])
-    assert res.exit_code == 1 and "ok: mc-gen × m" in res.output and "mc × m: [PW160]" in res.output
+    assert res.exit_code == 2 and "ok: mc-gen × m" in res.output and "mc × m: [PW160]" in res.output
 
 
 def test_scoring_on_a_completions_endpoint_plans(tmp_path) -> None:

@@ -15,9 +15,10 @@ class ExitCode(IntEnum):
     OK = 0
     """Finished; everything passed."""
     FAILURES = 1
-    """Finished, and found problems: lint findings, conformance or LVE mismatches, a task that failed."""
+    """Finished, and found problems: conformance or LVE mismatches, a task that failed."""
     BAD_INPUT = 2
-    """Nothing ran: a usage, config, template, data or model-setting error (the one-line ``error:`` says which)."""
+    """A usage, config, template, data or model-setting error (the one-line ``error:`` says which); ``lint``
+    reports every such finding and exits with this too."""
     FAILED_ROWS = 3
     """``run`` finished every task, but some rows failed (scored per ``--on-row-error``); rerun to retry them."""
     LOCKED = 4

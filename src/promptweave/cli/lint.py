@@ -20,7 +20,8 @@ def lint_cmd(
 ) -> None:
     """Check config files as ``run`` would (templates, roles, forms, eval_cfg, prompts) without calling a model.
 
-    Prints one line per file and a total; exits 1 when any file has a problem.
+    Prints one line per file and a total; exits 2 (bad input, as ``run`` and ``view`` do for the same error)
+    when any file has a problem.
     """
     from rich.console import Console
 
@@ -46,4 +47,4 @@ def lint_cmd(
     if problems:
         from promptweave.cli.common import ExitCode
 
-        raise typer.Exit(ExitCode.FAILURES)
+        raise typer.Exit(ExitCode.BAD_INPUT)  # the code run/view give the same error

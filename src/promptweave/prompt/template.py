@@ -6,14 +6,14 @@ first time a (label, purpose, token-stripping) combination is asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Union
 
 import warnings
 
 from promptweave.errors import PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.raw import EXPAND_ROLE, expand_turns
-from promptweave.prompt.text import ICE, CompiledText
+from promptweave.prompt.text import CompiledText
 
 _TURN_KEYS = ("role", "prompt", "fallback_role")
 

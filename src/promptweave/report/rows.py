@@ -33,7 +33,7 @@ def prompt_text(prompt: Any) -> str:
     """A prompt as one comparable text (messages one per block with their role), for diffs."""
     if isinstance(prompt, str):
         return prompt
-    if isinstance(prompt, dict) and not ("role" in prompt):
+    if isinstance(prompt, dict) and "role" not in prompt:
         return "\n".join(f"=== label {k} ===\n{prompt_text(v)}" for k, v in prompt.items())
     if isinstance(prompt, list):
         out = []
