@@ -39,9 +39,12 @@ def test_the_id_table_holds_the_reference_mapping():
 
 
 def test_generated_table_is_up_to_date():
+    import importlib.util
     import subprocess
     import sys
 
+    if importlib.util.find_spec("opencompass") is None:
+        pytest.skip("needs opencompass's dataset table: pip install --no-deps opencompass==0.5.4 (.ci/run does)")
     script = Path(__file__).resolve().parents[2] / "tools" / "gen_data_ids.py"
     res = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, check=False)
     if res.returncode not in (0, 1):
