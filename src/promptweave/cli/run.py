@@ -21,6 +21,19 @@ def run_cmd(
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    # -- ray helper: executor options (run/executors/)
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (row shards on a Ray "
+                                 "cluster; needs promptweave[ray])."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray: join this running cluster (default: start "
+                                          "a local Ray instance on loopback)."),
+    shard_rows: Optional[int] = typer.Option(None, "--shard-rows", min=1, help="Ray: rows per shard (default: "
+                                             "from the model's batch size and the number of workers)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Ray: model replicas (actors) per model "
+                                          "(default: one per num_gpus GPUs of the cluster, else 1)."),
+    num_gpus: Optional[float] = typer.Option(None, "--num-gpus", min=0, help="Ray: GPUs per replica (default: the "
+                                             "model's run_cfg.num_gpus)."),
+    num_cpus: Optional[float] = typer.Option(None, "--num-cpus", min=0, help="Ray: CPUs per replica (default: the "
+                                             "model's run_cfg.num_cpus, else 1; 0 for API models)."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -38,7 +51,12 @@ def run_cmd(
         cfg = load_config(config, trust=trust_config)
         ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
         model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-        tasks = plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+        if executor not in ("local", "ray"):
+            from promptweave.errors import ConfigError
+
+            raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+        tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+                 if executor == "local" or dry_run else [])
     except PromptweaveError as exc:
         fail(err, exc)
     if dry_run:
@@ -49,7 +67,18 @@ def run_cmd(
             table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(t.calls))
         console.print(table)
         return
-    outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
+    if executor == "local":
+        outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
+    else:  # ray helper: other executors plan their own prompts (built where each shard runs)
+        from promptweave.run.executors import RunRequest, make_executor
+
+        try:
+            runner = make_executor(executor, address=address, shard_rows=shard_rows, workers=workers,
+                                   num_gpus=num_gpus, num_cpus=num_cpus)
+            outcomes = runner.run(RunRequest(cfg, workdir, ds_ids, model_ids, limit, trust_config,
+                                             show_progress=not no_progress, console=console))
+        except PromptweaveError as exc:
+            fail(err, exc)
     console.print(summary_table(outcomes))
     for o in outcomes:
         if not o.ok:

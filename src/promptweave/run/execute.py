@@ -66,26 +66,40 @@ def _rows(task: Task, model: Any, cache: ResponseCache,
     return out
 
 
-def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
-                 progress: Callable[[int], None] | None = None) -> TaskOutcome:
-    """Run one task; a model error stops this task only and is reported, finished calls stay cached."""
-    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
-    sent_before = getattr(getattr(model, "stats", None), "ok", None)
-    cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
-    try:
-        if task.mode == "multiturn":
-            from promptweave.run.multiturn import run_multiturn
+# -- ray helper: shard-range execution, split out so an executor can run rows anywhere and finish the
+# task once on the merged rows (execute_task below is infer_rows + finish_task, unchanged behaviour).
+def infer_rows(task: Task, model: Any, cache: Any,
+               progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], dict | None]:
+    """The task's prediction rows for its records (any row range), not yet scored.
 
-            rows, extra = run_multiturn(task, model, cache, progress)
-        else:
-            rows, extra = _rows(task, model, cache, progress), None
-    except PromptweaveError as exc:
-        outcome.error = str(exc)
-        _write_atomic(results_path(workdir, task), json.dumps(
-            {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
-             "error": outcome.error}, indent=2, ensure_ascii=False))
-        return outcome
-    if extra is None:
+    ``cache`` is anything with ResponseCache's ``get_many`` / ``put_many``. The second
+    value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
+    """
+    if task.mode == "multiturn":
+        from promptweave.run.multiturn import multiturn_rows
+
+        return multiturn_rows(task, model, cache, progress)
+    return _rows(task, model, cache, progress), None
+
+
+def task_failed(task: Task, workdir: Path, error: str) -> TaskOutcome:
+    """Record a task that could not run (its results file says why)."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows, error=error)
+    _write_atomic(results_path(workdir, task), json.dumps(
+        {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
+         "error": error}, indent=2, ensure_ascii=False))
+    return outcome
+
+
+def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, sent: int | None = None,
+                truncated: int = 0, rows_total: int | None = None) -> TaskOutcome:
+    """Score the task's rows (all of them, in row order) and write its predictions and results."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows if rows_total is None else rows_total)
+    if meta is not None:
+        from promptweave.run.multiturn import multiturn_scores
+
+        extra = multiturn_scores(task, rows, meta)
+    else:
         golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
         scores = task.evaluation.score([r["prediction"] for r in rows], golds)
         for r, g, ok in zip(rows, golds, scores.correct):
@@ -98,21 +112,34 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     outcome.metrics = extra["metrics"]
     outcome.predictions_path = str(ppath)
     outcome.failed_conversations = len(extra.get("failed_conversations") or [])
-    if sent_before is not None:
-        outcome.sent = model.stats.ok - sent_before
+    if sent is not None:
+        outcome.sent = sent
     result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done",
-              "rows": task.rows if task.mode == "multiturn" else len(rows), **extra, "predictions": str(ppath)}
+              "rows": outcome.rows if task.mode == "multiturn" else len(rows), **extra, "predictions": str(ppath)}
     if outcome.failed_conversations:
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
                       "early on a failed request (recorded in the predictions); rerun the same command to retry "
                       "them", PromptweaveWarning, stacklevel=2)
-    if cut_before is not None and model.stats.truncated_prompts > cut_before:
-        cut = model.stats.truncated_prompts - cut_before
-        result["truncated_prompts"] = cut
-        warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
+    if truncated:
+        result["truncated_prompts"] = truncated
+        warnings.warn(f"{task.model_name} · {task.dataset}: {truncated} prompt(s) were cut from the left to fit the "
                       "model's max_seq_len", PromptweaveWarning, stacklevel=2)
     _write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
     return outcome
+
+
+def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
+                 progress: Callable[[int], None] | None = None) -> TaskOutcome:
+    """Run one task; a model error stops this task only and is reported, finished calls stay cached."""
+    sent_before = getattr(getattr(model, "stats", None), "ok", None)
+    cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
+    try:
+        rows, meta = infer_rows(task, model, cache, progress)
+    except PromptweaveError as exc:
+        return task_failed(task, workdir, str(exc))
+    sent = model.stats.ok - sent_before if sent_before is not None else None
+    cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
+    return finish_task(task, rows, meta, workdir, sent=sent, truncated=cut)
 
 
 def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None = None, show_progress: bool = True,

@@ -50,7 +50,7 @@ def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict
 
 
 def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int], specs: Sequence[Any],
-                     make_model: Callable[[Any], Any], allow_code: bool) -> list[Task]:
+                     make_model: Callable[[Any], Any], allow_code: bool, rows: Sequence[int] | None = None) -> list[Task]:
     """One multi-turn task per model: a record per conversation; prompts are built as replies come in."""
     from promptweave.infer.multiturn import MultiTurnGenInferencer
     from promptweave.run.task import ConversationRecord
@@ -66,7 +66,7 @@ def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int]
                                    stop=settings.get("stopping_criteria"))
         inf = MultiTurnGenInferencer(ds, mspec, params=params)
         records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
-                   for k in range(n)]
+                   for k in (range(n) if rows is None else rows)]
         tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                           records=records, mode="multiturn", params=params, evaluation=evaluation,
                           multiturn=inf, score_per=score.get("score_per", "turn"),
@@ -127,12 +127,16 @@ class _Counters:
 def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
                 make_model: Callable[[Any], Any] = build_model,
-                token_counter: Callable[[Any], Any] = load_token_counter) -> list[Task]:
+                token_counter: Callable[[Any], Any] = load_token_counter,
+                rows: range | None = None, opened: Mapping[int, Any] | None = None) -> list[Task]:
     """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
 
     With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
     examples that fit (``ShotFitter``), counted with the model's tokenizer
     (``token_counter(model_cfg)``, None when it has none).
+
+    ``rows`` (ray executor: one shard) builds only those test rows (clipped to the
+    limit); ``opened`` gives already-opened datasets by index (shared, not re-read).
     """
     from promptweave.config import open_dataset, open_model
     from promptweave.engine import PromptBuilder
@@ -145,17 +149,19 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
     specs = [open_model(cfg, j) for j in model_ids]
     tasks: list[Task] = []
     for i in ds_ids:
-        ds = open_dataset(cfg, i)
+        ds = opened[i] if opened is not None and i in opened else open_dataset(cfg, i)
         raw = cfg.datasets[i]
         where = f"datasets[{i}].infer_cfg.inferencer"
         mode = infer_mode(ds.inferencer.type, where=where + ".type")
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
+        todo = range(n) if rows is None else range(max(0, rows.start), min(n, rows.stop))  # ray: one shard
         if mode == "multiturn":
-            tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code)
+            tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code,
+                                      None if rows is None else todo)
             continue
         _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
         output = ds.reader.output_column
-        golds = {k: _gold(ds.test[k], output) for k in range(n)}
+        golds = {k: _gold(ds.test[k], output) for k in todo}
         settings = ds.inferencer.settings
         for j, mspec in zip(model_ids, specs):
             # CLP asks for the next token after the gen-mode prompt
@@ -166,12 +172,12 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
             budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=mode,
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
             count = None
-            if budget is not None and any(builder.shot_ids[k] for k in range(n)):
+            if budget is not None and any(builder.shot_ids[k] for k in todo):
                 count = counters.get(j, mcfg)
             if count is not None:
-                records = ShotFitter(builder, count, budget).build_all(range(n))
+                records = ShotFitter(builder, count, budget).build_all(todo)
             else:
-                records = list(builder.build_all(range(n)))
+                records = list(builder.build_all(todo))
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
