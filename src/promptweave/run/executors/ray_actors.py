@@ -60,20 +60,24 @@ class RemoteCache:
 
 
 class ClusterLimiter:
-    """An API model's concurrency and requests-per-minute, shared by all its actors (an async actor)."""
+    """An API model's concurrency and requests-per-minute, shared by all its actors (an async actor).
+
+    Slots are held per worker, so the driver can hand back the slots of a worker that
+    died mid-request (:meth:`forget`) instead of shrinking the model's concurrency.
+    """
 
     def __init__(self, concurrency: int, rpm: float | None) -> None:
         self.sem = asyncio.Semaphore(max(1, int(concurrency)))
         self.interval = 60.0 / rpm if rpm else 0.0
         self.next = 0.0
         self.lock = asyncio.Lock()
-        self.in_use = 0
+        self.held: dict[str, int] = {}
         self.peak = 0
 
-    async def acquire(self) -> None:
+    async def acquire(self, owner: str) -> None:
         await self.sem.acquire()
-        self.in_use += 1
-        self.peak = max(self.peak, self.in_use)
+        self.held[owner] = self.held.get(owner, 0) + 1
+        self.peak = max(self.peak, sum(self.held.values()))
         if self.interval:
             async with self.lock:
                 now = time.monotonic()
@@ -82,15 +86,22 @@ class ClusterLimiter:
             if wait > 0:
                 await asyncio.sleep(wait)
 
-    async def release(self) -> None:
-        self.in_use -= 1
-        self.sem.release()
+    async def release(self, owner: str) -> None:
+        if self.held.get(owner, 0) > 0:
+            self.held[owner] -= 1
+            self.sem.release()
+
+    async def forget(self, owner: str) -> int:
+        n = self.held.pop(owner, 0)
+        for _ in range(n):
+            self.sem.release()
+        return n
 
     async def stats(self) -> dict[str, int]:
-        return {"in_use": self.in_use, "peak": self.peak}
+        return {"in_use": sum(self.held.values()), "peak": self.peak}
 
 
-def _limit_calls(model: Any, limiter: Any) -> None:
+def _limit_calls(model: Any, limiter: Any, owner: str) -> None:
     """Route each request of an OpenAI-compatible model through the cluster-wide limiter."""
     import ray
 
@@ -98,11 +109,11 @@ def _limit_calls(model: Any, limiter: Any) -> None:
 
     async def limited(*args: Any, **kw: Any) -> Any:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, ray.get, limiter.acquire.remote())
+        await loop.run_in_executor(None, ray.get, limiter.acquire.remote(owner))
         try:
             return await inner(*args, **kw)
         finally:
-            limiter.release.remote()
+            limiter.release.remote(owner)
 
     model._call = limited
     model.rpm = None  # the cluster limiter spaces requests; a per-actor limit would multiply it
@@ -112,7 +123,7 @@ class ShardWorker:
     """One model replica: the model is loaded once; shards of every dataset for it are fed in."""
 
     def __init__(self, config: Any, model_index: int, *, allow_code: bool, limit: int | None, store: Any,
-                 limiter: Any = None) -> None:
+                 limiter: Any = None, name: str = "") -> None:
         from promptweave.models.factory import build_model
 
         self.config = config
@@ -122,7 +133,7 @@ class ShardWorker:
         self.cache = RemoteCache(store)
         self.model = build_model(config.models[model_index])
         if limiter is not None and hasattr(self.model, "_call"):
-            _limit_calls(self.model, limiter)
+            _limit_calls(self.model, limiter, name)
         self.datasets: dict[int, Any] = {}
         self.counters: dict[int, Any] = {}
         self.shards_run = 0

@@ -53,6 +53,7 @@ class _TaskState:
     pending: list[Shard] = field(default_factory=list)
     in_flight: int = 0
     failed: list[str] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)  # first row of a shard → its model/data error
     rows_done: int = 0
     bar: Any = None
     finished: bool = False
@@ -102,6 +103,7 @@ class RayExecutor:
         self.local_cpus = local_cpus
         self.max_retries = max_retries
         self.started = False
+        self.limiters: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ cluster
     def _connect(self) -> Any:
@@ -223,10 +225,11 @@ class RayExecutor:
                 if api:
                     opts["max_concurrency"] = PIPELINE + 2
                 remote_cls = ray.remote(**opts)(cls)
+                self.limiters[j] = limiter
                 makers[j] = (lambda k, gen, rc=remote_cls, j=j, limiter=limiter, name=mine[0].task.model_name:
-                             rc.options(name=f"pw-worker-{name}-{k}-{gen}", namespace=NAMESPACE).remote(
+                             rc.options(name=worker_name(name, k, gen), namespace=NAMESPACE).remote(
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
-                                 limiter=limiter))
+                                 limiter=limiter, name=worker_name(name, k, gen)))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
             return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
         finally:
@@ -274,7 +277,7 @@ class RayExecutor:
                     if not s.finished and not s.pending and not s.in_flight:
                         outcomes[(s.ds, s.model)] = self._finish(s, workdir)
                         s.finished = True
-                        bar.update(s.bar, note="[red]failed[/red]" if s.failed else "[green]done[/green]")
+                        bar.update(s.bar, note="[red]failed[/red]" if s.failed or s.errors else "[green]done[/green]")
                 for j, model_slots in slots.items():  # a model with nothing left frees its GPUs for the next
                     if all(s.finished for s in states if s.model == j):
                         for slot in model_slots:
@@ -324,8 +327,7 @@ class RayExecutor:
                             s = by_task[(shard.ds, shard.model)]
                             s.in_flight -= 1
                             slot.busy -= 1
-                            if not s.failed:
-                                s.failed.append(msg)
+                            s.errors[shard.start] = msg
                             s.pending = []
                             bar.update(s.bar, note="[red]failed[/red]")
                         finish_ready()
@@ -357,6 +359,9 @@ class RayExecutor:
     def _lost(self, slot: _Slot, shard: Shard | None, exc: BaseException, by_task: dict, attempts: dict,
               waits: dict) -> None:
         """A worker died: every shard it held goes back in front of the queue, or fails past its retries."""
+        limiter = self.limiters.get(slot.model)
+        if limiter is not None:  # slots the dead worker held go back to the model's cluster-wide budget
+            limiter.forget.remote(worker_name(by_task_name(by_task, slot.model), slot.index, slot.generation))
         held = [shard] if shard is not None else []
         for ref, (what, other, sh) in list(waits.items()):
             if other is slot and what == "shard":  # its queued shards die with it
@@ -390,6 +395,8 @@ class RayExecutor:
         """Merge the task's committed shards in row order and score it once (as a local run does)."""
         from promptweave.run.execute import finish_task, task_failed
 
+        if s.errors:  # the error of the earliest rows, as a local run meets them in row order
+            s.failed.insert(0, s.errors[min(s.errors)])
         if s.failed:
             out = task_failed(s.task, workdir, "; ".join(s.failed))
             out.rows = s.n_rows
@@ -413,6 +420,15 @@ class RayExecutor:
         elif s.task.mode == "multiturn":
             meta = {"infer_mode": s.task.multiturn.infer_mode, "failed_conversations": []}
         return finish_task(s.task, rows, meta, workdir, sent=sent or 0, truncated=truncated, rows_total=s.n_rows)
+
+
+def worker_name(model_name: str, replica: int, generation: int) -> str:
+    """The Ray actor name of a model replica (``generation`` counts replacements after a worker died)."""
+    return f"pw-worker-{model_name}-{replica}-{generation}"
+
+
+def by_task_name(by_task: dict, model: int) -> str:
+    return next(s.task.model_name for s in by_task.values() if s.model == model)
 
 
 def _cause_text(exc: BaseException) -> str:
