@@ -10,6 +10,8 @@ from promptweave.cli.app import app
 
 EXAMPLES = ["quickstart.py", "run_openai_server.py", "multiturn_chat.py", "image_qa.py"]
 
+pytestmark = pytest.mark.slow  # real Ray instances: about a minute per module
+
 
 def run(*args: str):
     return CliRunner().invoke(app, ["run", *args, "--no-progress"])

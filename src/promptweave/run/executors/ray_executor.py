@@ -104,6 +104,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self.started = False
         self.limiters: dict[int, Any] = {}
+        self.replaced = 0  # workers started in place of one that died
 
     # ------------------------------------------------------------------ cluster
     def _connect(self) -> Any:
@@ -134,7 +135,7 @@ class RayExecutor:
     def _plan(self, req: RunRequest, ray: Any) -> tuple[list[_TaskState], dict[int, Any]]:
         from promptweave.config import open_dataset
         from promptweave.run.execute import _safe
-        from promptweave.run.executors.shared import with_shared_index
+        from promptweave.run.executors.shared import in_blocks, with_shared_index
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
@@ -150,7 +151,8 @@ class RayExecutor:
             # tasks with no rows built: names, modes and evaluations for merging and scoring on the driver
             skeletons = plan_config(cfg, limit=req.limit, allow_code=req.allow_code, datasets=[i], models=model_ids,
                                     rows=range(0), opened={i: shared})
-            ds_refs[i] = ray.put(shared)
+            # test rows in blocks: a node fetches the rows it runs, not every dataset whole
+            ds_refs[i] = ray.put(in_blocks(shared, ray.put, max(256, self.shard_rows or 0)))
             labels = 1
             if mode == "ppl":
                 from promptweave.config import open_model
@@ -310,6 +312,7 @@ class RayExecutor:
                         if shard is not None or what == "ready":
                             if slot.generation < self.max_retries + len(slots[slot.model]):
                                 slot.generation += 1
+                                self.replaced += 1
                                 spawn(slot)
                             else:
                                 slot.actor = None

@@ -37,12 +37,15 @@ class Shard:
 
 
 def auto_shard_rows(n_rows: int, batch_size: int, replicas: int, *, rows_per_batch: int | None = None,
-                    per_replica: int = 4, max_batches: int = 64) -> int:
+                    per_replica: int = 4, max_batches: int = 64, replicas_per_batch: int = 200) -> int:
     """A shard size from the model's batch size and how many replicas share the work.
 
     At least one full batch (a smaller shard wastes the model's batching); about
     ``per_replica`` shards per replica so a slow or lost replica leaves work others
-    can take; at most ``max_batches`` batches, so a lost shard costs little to redo.
+    can take; at most ``max_batches`` batches, so a lost shard costs little to redo;
+    and one more batch per ``replicas_per_batch`` replicas, because every shard is
+    committed by the one driver (benchmarks/scale_sim.py: at 800 replicas one-batch
+    shards keep the driver 100% busy and the run 4× slower than ideal).
     The size is a whole number of batches (``rows_per_batch`` rows each: fewer than
     ``batch_size`` when a row makes several requests, as PPL labels do), so a local
     model sees the same batches as in a local run and its float outputs match bit for bit.
@@ -50,7 +53,8 @@ def auto_shard_rows(n_rows: int, batch_size: int, replicas: int, *, rows_per_bat
     bs = max(1, int(batch_size))
     unit = max(1, int(rows_per_batch or bs))
     even = math.ceil(max(1, n_rows) / (max(1, replicas) * per_replica))
-    size = max(unit, min(even, unit * max_batches))
+    floor = unit * max(1, math.ceil(max(1, replicas) / replicas_per_batch))
+    size = max(floor, min(even, unit * max_batches))
     return math.ceil(size / unit) * unit
 
 
