@@ -51,3 +51,28 @@ def test_unknown_executor_is_a_clear_error(tmp_path, tiny_model_dir) -> None:
     res = run(str(cfg), "-w", str(tmp_path / "w"), "--executor", "dask")
     assert res.exit_code != 0
     assert "--executor" in res.output and "local or ray" in res.output
+
+
+def test_api_concurrency_is_cluster_wide(ray_instance, tiny_model_dir, tmp_path) -> None:
+    """Three workers of a model allowed 3 concurrent requests never have more than 3 in flight together."""
+    with StubServer(latency=0.02) as srv:
+        cfg = example(tmp_path, "run_openai_server.py", srv.url, tiny_model_dir)
+        cfg.write_text(cfg.read_text().replace("batch_size=16", "batch_size=3"))
+        res = run(str(cfg), "-w", str(tmp_path / "ray"), "--executor", "ray", "--workers", "3", "--shard-rows", "3")
+        assert res.exit_code == 0, res.output
+        assert srv.peak_in_flight <= 3
+        assert srv.total_answered == srv.total_received == 57
+        local = run(str(cfg), "-w", str(tmp_path / "local"))
+    assert local.exit_code == 0
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+
+
+def test_progress_shows_rows_and_throughput(ray_instance, tiny_model_dir, tmp_path) -> None:
+    with StubServer() as srv:
+        cfg = example(tmp_path, "run_openai_server.py", srv.url, tiny_model_dir)
+        res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--executor", "ray",
+                                       "--shard-rows", "10"])
+    assert res.exit_code == 0, res.output
+    assert "all tasks (rows)" in res.output and "57/57" in res.output
+    assert "served-chat · science_mc" in res.output and "30/30" in res.output
+    assert "rows/s" in res.output

@@ -101,6 +101,8 @@ class StubServer:
         self._ready = threading.Event()
         self.held = threading.Event()  # set when the first request past ``hold_after`` arrives
         self._n_received = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     # -- lifecycle -------------------------------------------------------
     @property
@@ -174,7 +176,12 @@ class StubServer:
                         k, v = line.split(":", 1)
                         headers[k.strip().lower()] = v.strip()
                 body_bytes = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-                keep = await self._respond(method, path, headers, body_bytes, writer)
+                self.in_flight += 1  # requests being handled at once, for concurrency-limit tests
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                try:
+                    keep = await self._respond(method, path, headers, body_bytes, writer)
+                finally:
+                    self.in_flight -= 1
                 if not keep:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):

@@ -1,129 +1,196 @@
 """The Ray actors of a run, as plain classes (``ray.remote`` is applied by the executor).
 
-* :class:`CacheStore` — the one writer of the response cache (SQLite on the driver's
-  node). Workers look answers up and store each finished call through it as it
-  arrives, so a worker killed mid-shard loses no answered call.
-* :class:`ClusterLimiter` — one per API model: its concurrency and request rate,
-  applied to the whole cluster, not per actor.
+* :class:`Coordinator` — the one writer of the response cache (SQLite on the driver's
+  node; workers look answers up and store each finished call through it as it
+  arrives, so a worker killed mid-shard loses no answered call), holding one
+  :class:`ClusterLimiter` per API model: its concurrency and request rate, applied
+  to the whole cluster, not per actor.
 * :class:`ShardWorker` — one per model replica: loads the model once, then builds and
   runs the prompts of any shard of any dataset for that model.
 """
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Iterable
 
 from promptweave.run.executors.shards import Shard
 
 
-class CacheStore:
-    """The response cache, served to workers (a threaded actor pinned to the driver's node)."""
+class Coordinator:
+    """The run's one shared actor (async, pinned to the driver's node): the response cache and the limiters.
 
-    def __init__(self, path: str) -> None:
+    It is the only writer of the response cache (SQLite in the driver's work dir):
+    workers look answers up and store each finished call through it. It also holds
+    one :class:`ClusterLimiter` per API model. One actor rather than several: each
+    actor is a process to start.
+    """
+
+    def __init__(self, path: str, limits: dict[int, tuple[int, float | None]]) -> None:
         from promptweave.infer.cache import ResponseCache
 
         self.cache = ResponseCache(path)
+        self.limiters = {j: ClusterLimiter(c, rpm) for j, (c, rpm) in limits.items()}
 
-    def get_many(self, keys: list[str]) -> dict[str, Any]:
-        return self.cache.get_many(keys)
+    async def get_many(self, keys: list[str]) -> dict[str, Any]:
+        return await asyncio.to_thread(self.cache.get_many, keys)
 
-    def put_many(self, rows: list[tuple]) -> int:
-        self.cache.put_many(rows)  # committed (WAL) before the caller is answered
+    async def put_many(self, rows: list[tuple]) -> int:
+        await asyncio.to_thread(self.cache.put_many, rows)  # committed (WAL) before the caller is answered
         return len(rows)
 
-    def size(self) -> int:
+    async def size(self) -> int:
         return len(self.cache)
+
+    async def lease(self, model: int, owner: str, want: int) -> tuple[int, float | None]:
+        return await self.limiters[model].lease(owner, want)
+
+    async def release(self, model: int, owner: str, n: int) -> None:
+        await self.limiters[model].release(owner, n)
+
+    async def forget(self, model: int, owner: str) -> int:
+        return await self.limiters[model].forget(owner) if model in self.limiters else 0
+
+    async def limiter_stats(self, model: int) -> dict[str, int]:
+        return self.limiters[model].stats()
 
 
 class RemoteCache:
-    """ResponseCache's interface on a worker, backed by the :class:`CacheStore` actor."""
+    """ResponseCache's interface on a worker, backed by the :class:`Coordinator` actor.
+
+    Stored answers are handed to a writer thread that sends them to the store in
+    group commits (one RPC carries every answer that arrived meanwhile), so the
+    model's event loop never waits on the network; an answer is durable about one
+    round trip after it arrives. :meth:`flush` waits until everything handed over
+    is committed: a shard is returned only after it.
+    """
 
     def __init__(self, store: Any) -> None:
+        import threading
+
         self.store = store
+        self.lock = threading.Condition()
+        self.queued: list[tuple] = []
+        self.sending: list[tuple] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._writer, name="pw-cache-writer", daemon=True)
+        self.thread.start()
+
+    def _writer(self) -> None:
+        import ray
+
+        while True:
+            with self.lock:
+                while not self.queued:
+                    self.lock.wait()
+                self.sending, self.queued = self.queued, []
+            try:
+                ray.get(self.store.put_many.remote(self.sending))
+            except BaseException as exc:  # noqa: BLE001 - reported by the next flush
+                self.error = exc
+            with self.lock:
+                self.sending = []
+                self.lock.notify_all()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         import ray
 
         keys = list(keys)
-        return ray.get(self.store.get_many.remote(keys)) if keys else {}
+        if not keys:
+            return {}
+        with self.lock:  # answers not yet committed are answers all the same
+            local = {k: resp for k, _m, _kind, _req, resp in (*self.sending, *self.queued)}
+        found = ray.get(self.store.get_many.remote([k for k in keys if k not in local]))
+        found.update({k: local[k] for k in keys if k in local})
+        return found
 
     def get(self, key: str) -> Any:
         return self.get_many([key]).get(key)
 
     def put_many(self, items: Iterable[tuple]) -> None:
-        import ray
-
         rows = [tuple(x) for x in items]
         if rows:
-            ray.get(self.store.put_many.remote(rows))  # durable before the call counts as finished
+            with self.lock:
+                self.queued.extend(rows)
+                self.lock.notify_all()
+
+    def flush(self) -> None:
+        """Block until every answer handed over is committed to the response cache."""
+        with self.lock:
+            while self.queued or self.sending:
+                self.lock.wait()
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
 
 
 class ClusterLimiter:
-    """An API model's concurrency and requests-per-minute, shared by all its actors (an async actor).
+    """An API model's concurrency and requests-per-minute, shared by all its actors (held by the Coordinator).
 
-    Slots are held per worker, so the driver can hand back the slots of a worker that
-    died mid-request (:meth:`forget`) instead of shrinking the model's concurrency.
+    Workers lease concurrency slots per batch of requests (not per request, which
+    would cost a round trip each) and get a matching share of the request rate;
+    the driver hands back the slots of a worker that died (:meth:`forget`).
     """
 
     def __init__(self, concurrency: int, rpm: float | None) -> None:
-        self.sem = asyncio.Semaphore(max(1, int(concurrency)))
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self.next = 0.0
-        self.lock = asyncio.Lock()
+        self.total = max(1, int(concurrency))
+        self.free = self.total
+        self.rpm = rpm
+        self.cond = asyncio.Condition()
         self.held: dict[str, int] = {}
         self.peak = 0
 
-    async def acquire(self, owner: str) -> None:
-        await self.sem.acquire()
-        self.held[owner] = self.held.get(owner, 0) + 1
-        self.peak = max(self.peak, sum(self.held.values()))
-        if self.interval:
-            async with self.lock:
-                now = time.monotonic()
-                wait = self.next - now
-                self.next = max(now, self.next) + self.interval
-            if wait > 0:
-                await asyncio.sleep(wait)
+    async def lease(self, owner: str, want: int) -> tuple[int, float | None]:
+        async with self.cond:
+            await self.cond.wait_for(lambda: self.free > 0)
+            n = min(max(1, int(want)), self.free)
+            self.free -= n
+            self.held[owner] = self.held.get(owner, 0) + n
+            self.peak = max(self.peak, self.total - self.free)
+        return n, (self.rpm * n / self.total if self.rpm else None)
 
-    async def release(self, owner: str) -> None:
-        if self.held.get(owner, 0) > 0:
-            self.held[owner] -= 1
-            self.sem.release()
+    async def release(self, owner: str, n: int) -> None:
+        async with self.cond:
+            n = min(n, self.held.get(owner, 0))
+            self.held[owner] = self.held.get(owner, 0) - n
+            self.free += n
+            self.cond.notify_all()
 
     async def forget(self, owner: str) -> int:
-        n = self.held.pop(owner, 0)
-        for _ in range(n):
-            self.sem.release()
+        async with self.cond:
+            n = self.held.pop(owner, 0)
+            self.free += n
+            self.cond.notify_all()
         return n
 
-    async def stats(self) -> dict[str, int]:
-        return {"in_use": sum(self.held.values()), "peak": self.peak}
+    def stats(self) -> dict[str, int]:
+        return {"in_use": self.total - self.free, "peak": self.peak}
 
 
-def _limit_calls(model: Any, limiter: Any, owner: str) -> None:
-    """Route each request of an OpenAI-compatible model through the cluster-wide limiter."""
+def _limit_batches(model: Any, coordinator: Any, j: int, owner: str) -> None:
+    """Send each batch of an OpenAI-compatible model under a lease from the cluster-wide limiter."""
+    import copy
+
     import ray
 
-    inner = model._call  # each logical request (with its retries) is one ``_call``
+    want = int(getattr(model, "concurrency", 1))
 
-    async def limited(*args: Any, **kw: Any) -> Any:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, ray.get, limiter.acquire.remote(owner))
-        try:
-            return await inner(*args, **kw)
+    def run_batch(*args: Any, **kw: Any) -> Any:
+        n, rpm = ray.get(coordinator.lease.remote(j, owner, want))
+        try:  # shards of one actor may run at once: each batch runs on a view with its lease's limits
+            view = copy.copy(model)
+            view.concurrency, view.rpm = n, rpm
+            return type(model).run_batch(view, *args, **kw)
         finally:
-            limiter.release.remote(owner)
+            ray.get(coordinator.release.remote(j, owner, n))
 
-    model._call = limited
-    model.rpm = None  # the cluster limiter spaces requests; a per-actor limit would multiply it
+    model.run_batch = run_batch
 
 
 class ShardWorker:
     """One model replica: the model is loaded once; shards of every dataset for it are fed in."""
 
     def __init__(self, config: Any, model_index: int, *, allow_code: bool, limit: int | None, store: Any,
-                 limiter: Any = None, name: str = "") -> None:
+                 limited: bool = False, name: str = "") -> None:
         from promptweave.models.factory import build_model
 
         self.config = config
@@ -132,8 +199,8 @@ class ShardWorker:
         self.limit = limit
         self.cache = RemoteCache(store)
         self.model = build_model(config.models[model_index])
-        if limiter is not None and hasattr(self.model, "_call"):
-            _limit_calls(self.model, limiter, name)
+        if limited and hasattr(self.model, "run_batch"):
+            _limit_batches(self.model, store, model_index, name)
         self.datasets: dict[int, Any] = {}
         self.counters: dict[int, Any] = {}
         self.shards_run = 0
@@ -164,7 +231,10 @@ class ShardWorker:
                               rows=range(shard.start, shard.stop), opened={shard.ds: self.datasets[shard.ds]})
         stats = getattr(self.model, "stats", None)
         ok0, cut0 = getattr(stats, "ok", None), getattr(stats, "truncated_prompts", None)
-        rows, meta = infer_rows(task, self.model, self.cache)
+        try:
+            rows, meta = infer_rows(task, self.model, self.cache)
+        finally:
+            self.cache.flush()  # the shard's answers are committed before the shard comes back
         self.shards_run += 1
         return {"rows": rows, "meta": meta, "requests": len(task.records),
                 "sent": None if ok0 is None else stats.ok - ok0,

@@ -6,7 +6,7 @@ dataset × model task into row shards, skipping shards already committed in the
 work dir; one actor per model replica loads the model once and is fed shards of
 every dataset for that model; each shard's prompts are built on the actor from the
 shared dataset and the config. Model answers go to the response cache as they
-arrive (through :class:`~promptweave.run.executors.ray_actors.CacheStore`), the
+arrive (through :class:`~promptweave.run.executors.ray_actors.Coordinator`), the
 shard's rows come back to the driver, which commits them atomically. When all of
 a task's shards are in, the driver merges them in row order and scores the task
 once, exactly as a local run does.
@@ -103,7 +103,7 @@ class RayExecutor:
         self.local_cpus = local_cpus
         self.max_retries = max_retries
         self.started = False
-        self.limiters: dict[int, Any] = {}
+        self.coordinator: Any = None
         self.replaced = 0  # workers started in place of one that died
 
     # ------------------------------------------------------------------ cluster
@@ -189,9 +189,15 @@ class RayExecutor:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             here = ray.get_runtime_context().get_node_id()
-            store = ray.remote(num_cpus=0, max_concurrency=8)(_actor("CacheStore")).options(
+            limits = {}
+            for j in sorted({s.model for s in states}):
+                if type_name(cfg.models[j]) in OPENAI_TYPES:
+                    probe = build_model(cfg.models[j])  # cheap for an HTTP model: reads its limits, sends nothing
+                    limits[j] = (getattr(probe, "concurrency", 16), getattr(probe, "rpm", None))
+            store = ray.remote(num_cpus=0)(_actor("Coordinator")).options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-                str(workdir / "cache.sqlite"))
+                str(workdir / "cache.sqlite"), limits)
+            self.coordinator = store
             cfg_ref = ray.put(cfg)
             models = sorted({s.model for s in states})
             slots: dict[int, list[_Slot]] = {}
@@ -210,11 +216,6 @@ class RayExecutor:
                         s.failed.append(why)
                     continue
                 replicas = self._replicas(mcfg, api, gpus, ray)
-                limiter = None
-                if api:
-                    probe = build_model(mcfg)  # cheap for an HTTP model: reads its limits, sends nothing
-                    limiter = ray.remote(num_cpus=0)(_actor("ClusterLimiter")).remote(
-                        getattr(probe, "concurrency", 16), getattr(probe, "rpm", None))
                 bs = int(cfg_get(mcfg, "batch_size") or (16 if api else 8))  # the factory's defaults
                 for s in mine:
                     size = self.shard_rows or auto_shard_rows(s.n_rows, bs, replicas,
@@ -227,11 +228,10 @@ class RayExecutor:
                 if api:
                     opts["max_concurrency"] = PIPELINE + 2
                 remote_cls = ray.remote(**opts)(cls)
-                self.limiters[j] = limiter
-                makers[j] = (lambda k, gen, rc=remote_cls, j=j, limiter=limiter, name=mine[0].task.model_name:
+                makers[j] = (lambda k, gen, rc=remote_cls, j=j, api=api, name=mine[0].task.model_name:
                              rc.options(name=worker_name(name, k, gen), namespace=NAMESPACE).remote(
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
-                                 limiter=limiter, name=worker_name(name, k, gen)))
+                                 limited=api, name=worker_name(name, k, gen)))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
             return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
         finally:
@@ -362,9 +362,9 @@ class RayExecutor:
     def _lost(self, slot: _Slot, shard: Shard | None, exc: BaseException, by_task: dict, attempts: dict,
               waits: dict) -> None:
         """A worker died: every shard it held goes back in front of the queue, or fails past its retries."""
-        limiter = self.limiters.get(slot.model)
-        if limiter is not None:  # slots the dead worker held go back to the model's cluster-wide budget
-            limiter.forget.remote(worker_name(by_task_name(by_task, slot.model), slot.index, slot.generation))
+        # the slots the dead worker held go back to the model's cluster-wide budget
+        self.coordinator.forget.remote(slot.model, worker_name(by_task_name(by_task, slot.model), slot.index,
+                                                               slot.generation))
         held = [shard] if shard is not None else []
         for ref, (what, other, sh) in list(waits.items()):
             if other is slot and what == "shard":  # its queued shards die with it
