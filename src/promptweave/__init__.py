@@ -23,6 +23,7 @@ from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
+from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 
 __version__ = "0.1.0"
 
@@ -34,4 +35,5 @@ __all__ = [
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
+    "RunRequest", "make_executor",
 ]

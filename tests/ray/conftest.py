@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tiny_lm import tiny_model_dir  # noqa: E402,F401  (pytest fixture)
+from tiny_lm import tiny_model_dir  # noqa: F401  (pytest fixture)
 
 ray = pytest.importorskip("ray", reason="the Ray executor tests need Ray: pip install 'promptweave[ray]'")
 

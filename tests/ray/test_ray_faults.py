@@ -68,6 +68,7 @@ def test_killed_worker_loses_nothing_and_repeats_nothing(ray_instance, tiny_mode
         runner.join(180)
         assert not runner.is_alive()
     assert executor.replaced == 1  # its shards went to a fresh worker
+    assert executor.spawned == 2 and executor.shards_run == 15  # two model loads served all 15 shards
     assert all(o.ok and o.complete for o in got["out"])
     assert outputs(work) == baseline  # nothing lost: every row, same predictions and scores
     assert max(srv.answered.values()) == 1  # nothing answered twice
@@ -109,3 +110,33 @@ def test_driver_killed_then_rerun_completes_without_repeats(ray_instance, tiny_m
     assert max(srv.answered.values()) == 1
     assert all(srv.received[k] == 1 for k in answered_before)
     assert len(srv.answered) == 57
+
+
+def test_shard_past_its_retries_fails_its_task_only_and_a_rerun_finishes(ray_instance, tiny_model_dir,
+                                                                         tmp_path) -> None:
+    import ray
+
+    baseline = local_baseline(tmp_path, tiny_model_dir)
+    work = tmp_path / "w"
+    with StubServer(hold_after=12) as srv:
+        cfg = example(tmp_path, CONFIG, srv.url, tiny_model_dir)
+        executor = RayExecutor(shard_rows=4, workers=1, max_retries=0)  # a shard whose worker dies is not retried
+        got: dict = {}
+        runner = threading.Thread(target=lambda: got.update(out=executor.run(RunRequest(
+            load_config(cfg), work, show_progress=False))))
+        runner.start()
+        assert srv.held.wait(120), "the run never reached the held request"
+        wait_until(lambda: cached(work) == srv.total_answered, "every answered call to be cached")
+        (victim,) = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("pw-worker-")]
+        ray.kill(ray.get_actor(victim["name"], namespace=victim["namespace"]))
+        srv.release_hold()
+        runner.join(180)
+        assert not runner.is_alive()
+        failed = [o for o in got["out"] if not o.ok]
+        assert failed and all("[PW900]" in o.error and "worker died 1 times" in o.error for o in failed)
+        committed = len(list((work / "shards").rglob("*.json")))
+        assert 0 < committed < 15  # the other shards ran to the end and were kept
+        again = RayExecutor(shard_rows=4, workers=1).run(RunRequest(load_config(cfg), work, show_progress=False))
+    assert all(o.ok for o in again)
+    assert outputs(work) == baseline
+    assert max(srv.answered.values()) == 1

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from ray_helpers import example, outputs
 from openai_stub import StubServer
+from ray_helpers import example, outputs
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app

@@ -4,7 +4,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from promptweave.run.executors.shards import ShardLog, auto_shard_rows, gaps, rows_per_batch, split
+from promptweave.run.executors.shards import (
+    ShardLog,
+    auto_shard_rows,
+    gaps,
+    rows_per_batch,
+    split,
+)
 
 
 @given(st.integers(0, 500), st.lists(st.tuples(st.integers(0, 500), st.integers(1, 60)), max_size=8),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from promptweave.engine.builder import render_prompt
 from promptweave.engine.spec import DatasetSpec, ModelSpec
@@ -30,7 +30,11 @@ from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.records import is_messages
 from promptweave.models.base import ChatModel, GenerationParams, TextModel
 from promptweave.prompt.dialogue import Dialogue
-from promptweave.prompt.multiturn import Conversation, MultiTurnPromptTemplate, check_mode
+from promptweave.prompt.multiturn import (
+    Conversation,
+    MultiTurnPromptTemplate,
+    check_mode,
+)
 from promptweave.render.chat import to_openai_messages
 
 Generate = Callable[[list[Any]], Sequence[Any]]
@@ -376,5 +380,17 @@ def scripted(replies: Sequence[str | None], received: list[Any] | None = None) -
     return generate
 
 
-__all__ = ["MultiTurnGenInferencer", "CachedGenerate", "StopRun", "TurnResult", "ConversationResult", "TurnView", "as_generate",
-           "write_predictions", "read_predictions", "score", "turn_prompts", "scripted"]
+__all__ = [
+    "CachedGenerate",
+    "ConversationResult",
+    "MultiTurnGenInferencer",
+    "StopRun",
+    "TurnResult",
+    "TurnView",
+    "as_generate",
+    "read_predictions",
+    "score",
+    "scripted",
+    "turn_prompts",
+    "write_predictions",
+]

@@ -19,7 +19,7 @@ from promptweave.infer.multiturn import FATAL_STATUS, CachedGenerate, Conversati
 from promptweave.infer.records import to_jsonable
 from promptweave.run.task import Task
 
-__all__ = ["CachedGenerate", "FATAL_STATUS", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
+__all__ = ["FATAL_STATUS", "CachedGenerate", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
 
 
 def _turn_rows(task: Task, results: list[ConversationResult]) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from promptweave.run.executors.shards import Shard
 

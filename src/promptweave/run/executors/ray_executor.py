@@ -105,6 +105,10 @@ class RayExecutor:
         self.started = False
         self.coordinator: Any = None
         self.replaced = 0  # workers started in place of one that died
+        self.spawned = 0  # model actors started (each loads its model once, then serves many shards)
+        self.shards_run = 0
+        self.startup_s: float | None = None  # from the start of the run until the first model worker was ready
+        self.t0 = 0.0
 
     # ------------------------------------------------------------------ cluster
     def _connect(self) -> Any:
@@ -177,9 +181,15 @@ class RayExecutor:
 
     # ------------------------------------------------------------------ run
     def run(self, req: RunRequest) -> list[TaskOutcome]:
-        from promptweave.models.factory import OPENAI_TYPES, build_model, cfg_get, type_name
+        from promptweave.models.factory import (
+            OPENAI_TYPES,
+            build_model,
+            cfg_get,
+            type_name,
+        )
         from promptweave.run.execute import _write_atomic
 
+        self.t0 = time.monotonic()
         ray = self._connect()
         try:
             workdir = Path(req.workdir)
@@ -224,7 +234,7 @@ class RayExecutor:
                 if not any(s.pending for s in mine):
                     continue
                 cls = _actor("AsyncShardWorker" if api else "ShardWorker")
-                opts = dict(num_cpus=cpus, num_gpus=gpus, max_restarts=0, max_task_retries=0)
+                opts = {"num_cpus": cpus, "num_gpus": gpus, "max_restarts": 0, "max_task_retries": 0}
                 if api:
                     opts["max_concurrency"] = PIPELINE + 2
                 remote_cls = ray.remote(**opts)(cls)
@@ -240,11 +250,15 @@ class RayExecutor:
 
     def _loop(self, req: RunRequest, ray: Any, states: list[_TaskState], ds_refs: dict[int, Any],
               slots: dict[int, list[_Slot]], makers: dict[int, Any], workdir: Path, write: Any) -> list[TaskOutcome]:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from ray.exceptions import RayError, RayTaskError
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
-        from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
-
-        lost = (RayActorError, ActorDiedError, ActorUnavailableError)
         by_task = {(s.ds, s.model): s for s in states}
         waits: dict[Any, tuple[str, _Slot, Shard | None]] = {}
         outcomes: dict[tuple[int, int], TaskOutcome] = {}
@@ -254,6 +268,7 @@ class RayExecutor:
 
         def spawn(slot: _Slot) -> None:
             slot.actor = makers[slot.model](slot.index, slot.generation)
+            self.spawned += 1
             slot.ready, slot.busy = False, 0
             waits[slot.actor.ready.remote()] = ("ready", slot, None)
 
@@ -304,20 +319,6 @@ class RayExecutor:
                     what, slot, shard = waits.pop(ref)
                     try:
                         value = ray.get(ref)
-                    except lost as exc:
-                        if slot.actor is None or what == "ready" and slot.generation > self.max_retries:
-                            continue
-                        failures += 1
-                        self._lost(slot, shard, exc, by_task, attempts, waits)
-                        if shard is not None or what == "ready":
-                            if slot.generation < self.max_retries + len(slots[slot.model]):
-                                slot.generation += 1
-                                self.replaced += 1
-                                spawn(slot)
-                            else:
-                                slot.actor = None
-                                self._abandon(slot, slots, by_task, "every worker for this model died")
-                        continue
                     except RayTaskError as exc:
                         msg = _cause_text(exc)
                         if what == "ready":  # the model could not be built: its tasks fail, as locally
@@ -337,8 +338,25 @@ class RayExecutor:
                         if slot.actor is not None:
                             feed(slot)
                         continue
+                    except RayError as exc:  # the worker or its node is gone: its shards go to a fresh one
+                        if slot.actor is None:
+                            continue
+                        failures += 1
+                        self._lost(slot, shard, exc, by_task, attempts, waits)
+                        if slot.generation < self.max_retries + 1:
+                            slot.generation += 1
+                            self.replaced += 1
+                            spawn(slot)
+                        else:
+                            slot.actor = None
+                            self._abandon(slot, slots, by_task, f"the workers for this model kept dying "
+                                          f"(last: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r})")
+                        finish_ready()
+                        continue
                     if what == "ready":
                         slot.ready = True
+                        if self.startup_s is None:
+                            self.startup_s = time.monotonic() - self.t0
                     else:
                         s = by_task[(shard.ds, shard.model)]
                         s.log.commit(shard.start, shard.stop, {"dataset": s.task.dataset, "model": s.task.model_name,
@@ -347,12 +365,20 @@ class RayExecutor:
                         s.in_flight -= 1
                         slot.busy -= 1
                         s.rows_done += shard.rows
+                        self.shards_run += 1
                         bar.update(s.bar, advance=shard.rows, rate=f"{s.rows_done / elapsed:.1f} rows/s")
                         bar.update(overall, advance=shard.rows, rate=f"{bar.tasks[overall].completed / elapsed:.1f} "
                                    "rows/s", note=f"{failures} worker failure(s)" if failures else "")
                     finish_ready()
                     if slot.actor is not None:
                         feed(slot)
+            for s in states:  # nothing left in flight: whatever is still pending had no worker to run it
+                if not s.finished and s.pending:
+                    s.failed.append(str(DistributedError(
+                        f"{len(s.pending)} shard(s) not run: no worker for this model could start; rerun the "
+                        "same command to retry them", field="shards", value=f"{s.task.model_name} · "
+                        f"{s.task.dataset}")))
+                    s.pending = []
             finish_ready()
         outs = [outcomes[(s.ds, s.model)] for s in sorted(states, key=lambda s: (s.model, s.ds))]
         write(workdir / "summary.json", json.dumps([o.__dict__ for o in outs], indent=2, ensure_ascii=False,

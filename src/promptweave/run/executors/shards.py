@@ -14,9 +14,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 SHARDS_DIR = "shards"
 _NAME = re.compile(r"^(\d+)-(\d+)\.json$")

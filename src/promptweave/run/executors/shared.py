@@ -16,7 +16,7 @@ class PrecomputedRetriever(Retriever):
     prompts a local run would without rebuilding the index.
     """
 
-    def __init__(self, original: Retriever, ids: Sequence[Sequence[int]]) -> None:  # noqa: D107
+    def __init__(self, original: Retriever, ids: Sequence[Sequence[int]]) -> None:
         self.__dict__.update(original.__dict__)
         self.name = original.name
         self.default_eos = original.default_eos
