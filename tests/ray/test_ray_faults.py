@@ -46,6 +46,16 @@ def wait_until(cond, what: str, timeout: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+def kill(named: dict) -> None:
+    """Kill a worker actor and wait until Ray reports it dead (it sends nothing after this returns)."""
+    import ray
+
+    handle = ray.get_actor(named["name"], namespace=named["namespace"])
+    ray.kill(handle)
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(handle.ready.remote(), timeout=120)
+
+
 def test_killed_worker_loses_nothing_and_repeats_nothing(ray_instance, tiny_model_dir, tmp_path) -> None:
     import ray
 
@@ -63,7 +73,7 @@ def test_killed_worker_loses_nothing_and_repeats_nothing(ray_instance, tiny_mode
         answered_before = set(srv.answered)
         victims = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("pw-worker-")]
         assert len(victims) == 1
-        ray.kill(ray.get_actor(victims[0]["name"], namespace=victims[0]["namespace"]))
+        kill(victims[0])
         srv.release_hold()  # what the dead worker was waiting for is dropped; the rest is served
         runner.join(180)
         assert not runner.is_alive()
@@ -128,7 +138,7 @@ def test_shard_past_its_retries_fails_its_task_only_and_a_rerun_finishes(ray_ins
         assert srv.held.wait(120), "the run never reached the held request"
         wait_until(lambda: cached(work) == srv.total_answered, "every answered call to be cached")
         (victim,) = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("pw-worker-")]
-        ray.kill(ray.get_actor(victim["name"], namespace=victim["namespace"]))
+        kill(victim)
         srv.release_hold()
         runner.join(180)
         assert not runner.is_alive()

@@ -138,11 +138,15 @@ class ClusterLimiter:
         self.rpm = rpm
         self.cond = asyncio.Condition()
         self.held: dict[str, int] = {}
+        self.dead: set[str] = set()
         self.peak = 0
 
     async def lease(self, owner: str, want: int) -> tuple[int, float | None]:
         async with self.cond:
-            await self.cond.wait_for(lambda: self.free > 0)
+            # a dead worker's lease requests can still be waiting here: they must never take slots
+            await self.cond.wait_for(lambda: self.free > 0 or owner in self.dead)
+            if owner in self.dead:
+                return 0, None
             n = min(max(1, int(want)), self.free)
             self.free -= n
             self.held[owner] = self.held.get(owner, 0) + n
@@ -158,6 +162,7 @@ class ClusterLimiter:
 
     async def forget(self, owner: str) -> int:
         async with self.cond:
+            self.dead.add(owner)
             n = self.held.pop(owner, 0)
             self.free += n
             self.cond.notify_all()
