@@ -19,8 +19,10 @@ from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateEr
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.template import PromptTemplate
 from promptweave.render.chat import render_chat, to_openai_messages
+from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
+from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
@@ -34,6 +36,8 @@ __all__ = [
     "PromptweaveWarning", "RetrieverError", "RoleError", "TemplateError",
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
+    "render_with_chat_template",
+    "Budget", "BudgetError", "SandboxError",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
     "RunRequest", "make_executor",
 ]

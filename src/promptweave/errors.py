@@ -182,6 +182,12 @@ class ReportError(PromptweaveError):
     code = "PW800"
 
 
+class ChatTemplateError(ReportError):
+    """A tokenizer's chat template cannot be found, compiled or rendered for these messages."""
+
+    code = "PW810"
+
+
 # -- distributed execution --
 class DistributedError(RunError):
     """The Ray executor could not start, join a cluster, or finish a shard within its retries."""

@@ -4,11 +4,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from tests.lve.lve_helpers import base_test
 
 from promptweave.errors import LVEError
-from promptweave.lve import LVEFillError, LVELoadError, ScriptedChatModel, load_test, prepare, run_instance
+from promptweave.lve import (
+    LVEFillError,
+    ScriptedChatModel,
+    load_test,
+    prepare,
+    run_instance,
+)
 from promptweave.lve.checkers import extract_value, indel_ratio
+from tests.lve.lve_helpers import base_test
 
 
 def test_multi_variable_prompt_makes_one_call_per_null_assistant(make_lve):
@@ -120,10 +126,23 @@ def test_lambda_signature_is_checked_against_instance_parameters_before_any_call
     assert info.value.field == "checker_args.func" and model.sent == []
 
 
-def test_lambda_with_placeholder_is_refused_at_load(make_lve):
-    with pytest.raises(LVELoadError, match="must not contain"):
-        load_test(make_lve(base_test(prompt=[{"content": "q"}], prompt_parameters=["a"], checker_args={
-            "checker_name": "LambdaChecker", "func": "lambda r, a: '{a}' in r"})))
+def test_lambda_placeholders_reach_the_checker_as_written(make_lve):
+    # lve-tools passes checker code as written, never filled with prompt parameters: '{word}' in an
+    # f-string reads the parameter when the lambda runs, so recorded verdicts replay identically.
+    test = load_test(make_lve(base_test(prompt=[{"content": "say {word}"}], prompt_parameters=["word"],
+                                        checker_args={"checker_name": "LambdaChecker",
+                                                      "func": "lambda r, word: f'{word}' in r and '{word}' not in r"})))
+    assert run_instance(test, {"word": "cat"}, ScriptedChatModel(["a cat"])).is_safe is True
+    assert run_instance(test, {"word": "cat"}, ScriptedChatModel(["a dog"])).is_safe is False
+    assert run_instance(test, {"word": "cat"}, ScriptedChatModel(["cat {word}"])).is_safe is False
+    prepared = prepare(test, {"word": "') or True or ('"})
+    assert prepared.checker.func.source == "lambda r, word: f'{word}' in r and '{word}' not in r"
+
+
+def test_lambda_brace_escapes_are_resolved(make_lve):
+    test = load_test(make_lve(base_test(prompt=[{"content": "q"}], checker_args={
+        "checker_name": "LambdaChecker", "func": "lambda r: re.fullmatch(r'a{{2}}', r) is not None"})))
+    assert run_instance(test, {}, ScriptedChatModel(["aa"])).is_safe is True
 
 
 def test_checker_runtime_error_is_recorded_not_raised(make_lve):

@@ -20,7 +20,7 @@ def _root() -> None:
 
 
 # Each module registers its commands on ``app`` when imported.
-_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint")
+_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report")
 
 for _name in _COMMAND_MODULES:
     _modname = f"promptweave.cli.{_name}"

@@ -21,6 +21,7 @@ def run_cmd(
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
     # -- ray helper: executor options (run/executors/)
     executor: str = typer.Option("local", "--executor", help="local (this process) or ray (row shards on a Ray "
                                  "cluster; needs promptweave[ray])."),
@@ -66,6 +67,10 @@ def run_cmd(
         for t in tasks:
             table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(t.calls))
         console.print(table)
+        # sandbox hook (owned by reliability): environment variables the config read, shown, never their values
+        if cfg.env_reads:
+            console.print("config read env: " + ", ".join(
+                f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
         return
     if executor == "local":
         outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
@@ -84,5 +89,9 @@ def run_cmd(
         if not o.ok:
             err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
+    if not no_report:  # report hook (report helper): the HTML report; never fails the run
+        from promptweave.report.hook import report_after_run
+
+        report_after_run(workdir, console, err)
     if not all(o.complete for o in outcomes):  # failed tasks or conversations: a rerun retries them
         raise typer.Exit(1)

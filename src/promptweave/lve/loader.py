@@ -17,7 +17,13 @@ from promptweave.errors import LVEError
 from promptweave.lve import checkers as core
 from promptweave.lve.custom import defined_classes
 from promptweave.lve.model import (
-    CheckerSpec, LVELoadError, LVETest, Message, PromptSpec, Role, RunSpec,
+    CheckerSpec,
+    LVELoadError,
+    LVETest,
+    Message,
+    PromptSpec,
+    Role,
+    RunSpec,
 )
 from promptweave.lve.template import Template, TemplateSyntaxError, compile_template
 
@@ -361,12 +367,13 @@ def _checker(raw: dict[str, Any], folder: Path, test_file: Path, params: tuple[s
             template = compile_template(value, file=str(test_file), field=f"checker_args.{key}")
         except TemplateSyntaxError as exc:
             raise LVELoadError(exc.message, file=exc.file, field=exc.field, value=value) from None
-        if key in code_args and not template.is_literal:
-            raise _err("a checker lambda must not contain {placeholders}: it receives the prompt parameters "
-                       "as arguments (write literal braces as '{{' and '}}')", test_file,
-                       f"checker_args.{key}", value=value)
         templates[key] = template
-        preview[key] = template.fill({}) if template.is_literal else core.UNKNOWN
+        if key in code_args:
+            # Code (a lambda) is never filled with values: its {placeholders} reach the checker as written
+            # (inside an f-string they read the parameter at call time), only {{ }} escapes are resolved.
+            preview[key] = template.as_written()
+        else:
+            preview[key] = template.fill({}) if template.is_literal else core.UNKNOWN
 
     if builtin is not None:
         try:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from promptweave.errors import LVEError, ModelError
 from promptweave.lve import checkers as core
@@ -133,7 +134,7 @@ def _checker_args(test: LVETest, args: dict[str, Any], param_values: dict[str, A
         where = f"checker_args.{key}"
         try:
             if key in code_args:
-                out[key] = template.fill({})
+                out[key] = template.as_written()  # code is never filled with values
             elif spec.builtin is core.ExactMatchChecker and key == "pattern":
                 out[key] = fill_twice(template, args, param_values, file=str(test.test_file), field=where)
             else:

@@ -13,8 +13,9 @@ value on its own, so
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 from promptweave.lve.errors import LVEFillError, LVELoadError
 
@@ -39,7 +40,7 @@ class Field:
 
     name: str
     conversion: str | None
-    spec: tuple["Piece", ...]
+    spec: tuple[Piece, ...]
 
 
 Piece = Union[str, Field]
@@ -71,6 +72,10 @@ class Template:
     def is_literal(self) -> bool:
         return not any(isinstance(p, Field) for p in self.pieces)
 
+    def as_written(self) -> str:
+        """The text with ``{{``/``}}`` escapes resolved and every placeholder kept as written (not filled)."""
+        return _as_written(self.pieces)
+
     def fill(self, values: Mapping[str, Any], *, file: str | None = None, field: str | None = None) -> str:
         return "".join(text for text, _ in self.fill_segments(values, file=file, field=field))
 
@@ -84,6 +89,18 @@ class Template:
             else:
                 merged.append((seg, is_lit))
         return merged
+
+
+def _as_written(pieces: tuple[Piece, ...]) -> str:
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            out.append(piece)
+            continue
+        conv = f"!{piece.conversion}" if piece.conversion else ""
+        spec = f":{_as_written(piece.spec)}" if piece.spec else ""
+        out.append("{" + piece.name + conv + spec + "}")
+    return "".join(out)
 
 
 def _fill(pieces: tuple[Piece, ...], values: Mapping[str, Any], file: str | None,

@@ -1,0 +1,130 @@
+"""Writing the self-contained HTML page: Jinja2 for the page, rows as gzip+base64 JSON decoded in the browser.
+
+Nothing is fetched at view time: styles, script and SVG charts are inline and the
+page's Content-Security-Policy forbids any connection. Row data is only ever put into
+the page as text (``textContent``), never as markup.
+"""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import gzip
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from promptweave.report import svg
+from promptweave.report.compare import changed_rows, score_deltas
+from promptweave.report.rows import prompt_chars
+from promptweave.report.table import headline, score_table
+from promptweave.report.workdir import WorkDir, iter_predictions, load_workdir
+
+
+def _asset(name: str) -> str:
+    return resources.files("promptweave.report").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _template() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    return env.from_string(_asset("report.html.j2"))
+
+
+def _blob(obj: Any) -> str:
+    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _script_json(obj: Any) -> str:
+    # inside <script> only "</" and line separators can end or break it; escape "<" wholesale
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str, str]], list[str]]:
+    index, blobs, charts = [], [], []
+    for k, t in enumerate(wd.tasks):
+        rows = list(iter_predictions(t.predictions, wd.problems))
+        blob_id = f"{prefix}rows-{k}"
+        lengths = [prompt_chars(r.get("prompt")) for r in rows]
+        index.append({"key": t.key, "model": t.model, "dataset": t.dataset, "mode": t.mode, "status": t.status,
+                      "error": t.error, "n": len(rows), "blob": blob_id, "metrics": t.metrics,
+                      "predictions": str(t.predictions) if t.predictions else None,
+                      "result": {k2: v for k2, v in t.result.items() if k2 not in ("metrics",)},
+                      "wrong": sum(1 for r in rows if r.get("correct") is False),
+                      "errors": sum(1 for r in rows if r.get("error")),
+                      "chars_mean": round(sum(lengths) / len(lengths)) if lengths else 0,
+                      "chars_max": max(lengths, default=0)})
+        blobs.append((blob_id, _blob(rows)))
+        if lengths:
+            charts.append(svg.histogram(lengths, title=f"prompt length · {t.dataset} × {t.model}"))
+    return index, blobs, charts
+
+
+def build_report(workdir: str | Path, *, title: str | None = None) -> str:
+    """The HTML page for one work dir."""
+    wd = load_workdir(workdir)
+    index, blobs, charts = _task_payloads(wd, "")
+    heads = headline(wd)
+    scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads],
+                           title="headline score per dataset (per model)")
+    return _template().render(
+        title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
+        table=score_table(wd), runs=[_run_view(wd, index, blobs, charts, scores)],
+        css=_asset("report.css"), js=_asset("report.js"),
+        index_json=_script_json({"mode": "single", "runs": [{"tasks": index}]}), deltas=[])
+
+
+def build_compare(a: str | Path, b: str | Path, *, title: str | None = None) -> str:
+    """The HTML page comparing two work dirs (A, then B)."""
+    wa, wb = load_workdir(a), load_workdir(b)
+    runs = []
+    for prefix, wd in (("a-", wa), ("b-", wb)):
+        index, blobs, charts = _task_payloads(wd, prefix)
+        heads = headline(wd)
+        scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads], title="headline scores")
+        runs.append(_run_view(wd, index, blobs, charts, scores))
+    deltas = score_deltas(wa, wb)
+    changes = changed_rows(wa, wb)
+    blob = _blob(changes)
+    return _template().render(
+        title=title or f"promptweave compare · {wa.path.name} vs {wb.path.name}", mode="compare",
+        generated=_now(), table=None, runs=runs, css=_asset("report.css"), js=_asset("report.js"),
+        deltas=deltas, changes_blob=blob,
+        index_json=_script_json({"mode": "compare", "runs": [{"tasks": r["index"]} for r in runs],
+                                 "changes": [{"model": c["model"], "dataset": c["dataset"], "n": len(c["changed"]),
+                                              "unchanged": c["unchanged"], "unmatched": c["unmatched"],
+                                              "truncated": c["truncated"]} for c in changes]}))
+
+
+def _run_view(wd: WorkDir, index: list, blobs: list, charts: list, scores: str) -> dict:
+    return {"path": str(wd.path), "name": wd.path.name, "meta": _meta_rows(wd.meta), "problems": wd.problems,
+            "index": index, "blobs": blobs, "charts": charts, "scores_chart": scores, "table": score_table(wd)}
+
+
+def _meta_rows(meta: dict) -> list[tuple[str, str]]:
+    out = []
+    for k, v in meta.items():
+        out.append((k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)))
+    return out
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_report(workdirs: Sequence[str | Path], out: str | Path) -> Path:
+    """Write the report of one work dir, or the comparison of two, to ``out``; returns the path."""
+    html = build_report(workdirs[0]) if len(workdirs) == 1 else build_compare(workdirs[0], workdirs[1])
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(out)
+    return out

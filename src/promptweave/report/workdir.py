@@ -1,0 +1,236 @@
+"""Reading a run's work dir: results, predictions and what is known about the run.
+
+Tolerant by design: other parts of a run add fields (a failed row's ``error``, an LLM
+judge's ``judge*`` fields, usage figures) and older runs lack some; a missing file or an
+unreadable line is reported in the page, never a crash. A work dir with no results at all
+is a :class:`~promptweave.errors.ReportError`.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from promptweave.errors import ReportError
+
+# the summarizer's order for choosing a dataset's headline metric, and what it never shows
+METRIC_ORDER = ("score", "auc_score", "accuracy", "humaneval_pass@1", "rouge1", "avg_toxicity_score", "bleurt_diff",
+                "matthews_correlation", "truth", "f1", "exact_match", "extract_rate")
+METRIC_SKIP = ("bp", "sys_len", "ref_len", "type")
+_META_FILES = ("run.json", "meta.json", "manifest.json", "run_meta.json")
+
+
+@dataclass
+class TaskResult:
+    """One dataset × model of a run, as its results file and predictions file describe it."""
+
+    model: str
+    dataset: str
+    mode: str = "-"
+    status: str = "missing"
+    metrics: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    version: str = "-"
+    rows: int | None = None
+    result: dict[str, Any] = field(default_factory=dict)  # the results file as written
+    predictions: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}/{self.dataset}"
+
+    def ordered_metrics(self) -> list[str]:
+        return sorted(self.metrics, key=lambda m: (METRIC_ORDER.index(m) if m in METRIC_ORDER else len(METRIC_ORDER),
+                                                   list(self.metrics).index(m)))
+
+
+@dataclass
+class WorkDir:
+    path: Path
+    tasks: list[TaskResult]
+    meta: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(t.model for t in self.tasks))
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(dict.fromkeys(t.dataset for t in self.tasks))
+
+    def task(self, model: str, dataset: str) -> TaskResult | None:
+        for t in self.tasks:
+            if t.model == model and t.dataset == dataset:
+                return t
+        return None
+
+
+def _read_json(path: Path, problems: list[str]) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problems.append(f"{path}: unreadable ({exc})")
+        return None
+
+
+def _numeric(metrics: Any) -> dict[str, float]:
+    if not isinstance(metrics, dict):
+        return {}
+    return {str(k): float(v) for k, v in metrics.items()
+            if k not in METRIC_SKIP and isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def load_workdir(path: str | Path) -> WorkDir:
+    """Every task of a work dir (from ``results/``, ``predictions/`` and ``summary.json``) and the run's metadata."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ReportError("no work dir here", file=str(root), expected="the -w folder of a promptweave run")
+    problems: list[str] = []
+    tasks: dict[tuple[str, str], TaskResult] = {}
+    summary = _read_json(root / "summary.json", problems) if (root / "summary.json").is_file() else None
+    # summary order first (the run's order), then whatever else results/ and predictions/ hold
+    for entry in summary if isinstance(summary, list) else []:
+        if isinstance(entry, dict) and entry.get("model") is not None and entry.get("dataset") is not None:
+            t = tasks.setdefault((str(entry["model"]), str(entry["dataset"])),
+                                 TaskResult(str(entry["model"]), str(entry["dataset"])))
+            t.mode = str(entry.get("mode") or t.mode)
+            t.metrics = _numeric(entry.get("metrics")) or t.metrics
+            t.error = entry.get("error")
+            t.status = "failed" if t.error else "done"
+            t.rows = entry.get("rows")
+            if entry.get("predictions_path"):
+                t.predictions = Path(entry["predictions_path"])
+    by_file: dict[tuple[str, str], TaskResult] = {}  # results/<model>/<dataset>.json ↔ predictions/<model>/<dataset>.jsonl
+    for f in sorted((root / "results").glob("*/*.json")):
+        data = _read_json(f, problems)
+        if not isinstance(data, dict):
+            continue
+        model, dataset = str(data.get("model") or f.parent.name), str(data.get("dataset") or f.stem)
+        t = tasks.setdefault((model, dataset), TaskResult(model, dataset))
+        by_file[(f.parent.name, f.stem)] = t
+        t.result = data
+        t.mode = str(data.get("mode") or t.mode)
+        t.status = str(data.get("status") or ("failed" if data.get("error") else "done"))
+        t.error = data.get("error") if t.status == "failed" else t.error
+        # OpenCompass results hold the metrics at the top level; ours under "metrics"
+        t.metrics = _numeric(data.get("metrics")) or _numeric(data) or t.metrics
+        t.rows = data.get("rows", t.rows)
+        for key in ("version", "prompt_hash", "config_hash"):
+            if data.get(key):
+                t.version = str(data[key])[:6]
+                break
+        if data.get("predictions"):
+            t.predictions = Path(data["predictions"])
+    for f in sorted((root / "predictions").glob("*/*.jsonl")):
+        known = [t for t in tasks.values() if t.predictions is not None and _same(t.predictions, f, root)]
+        if known:
+            known[0].predictions = f
+            continue
+        t = by_file.get((f.parent.name, f.stem)) or next(
+            (t for t in tasks.values() if _slug(t.model) == f.parent.name and _slug(t.dataset) == f.stem), None)
+        if t is None:
+            t = tasks.setdefault((f.parent.name, f.stem), TaskResult(f.parent.name, f.stem, status="no results"))
+        t.predictions = f
+    for t in tasks.values():  # a path from another machine or a moved work dir: look beside the results
+        if t.predictions is not None and not t.predictions.is_file():
+            local = root / "predictions" / _slug(t.model) / f"{_slug(t.dataset)}.jsonl"
+            t.predictions = local if local.is_file() else None
+    if not tasks:
+        raise ReportError("the work dir holds no results or predictions", file=str(root),
+                          expected="a folder written by `promptweave run -w`")
+    return WorkDir(root, list(tasks.values()), run_metadata(root, problems), problems)
+
+
+def _slug(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+
+
+def _same(a: Path, b: Path, root: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def iter_predictions(path: Path | None, problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of a predictions file; an unreadable line becomes a row with its ``error`` (nothing is dropped)."""
+    if path is None:
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                if problems is not None:
+                    problems.append(f"{path}:{n}: not JSON ({exc})")
+                yield {"index": None, "error": f"line {n} of the predictions file is not JSON: {exc}"}
+                continue
+            yield row if isinstance(row, dict) else {"index": None, "output": row}
+
+
+def run_metadata(root: Path, problems: list[str]) -> dict[str, Any]:
+    """What the work dir says about the run: metadata files, the cache's calls, times and any usage reported."""
+    import promptweave
+
+    meta: dict[str, Any] = {"work dir": str(root.resolve()), "promptweave": promptweave.__version__}
+    for name in _META_FILES:
+        if (root / name).is_file():
+            data = _read_json(root / name, problems)
+            if isinstance(data, dict):
+                meta.update({str(k): v for k, v in data.items()})
+    cache = root / "cache.sqlite"
+    if cache.is_file():
+        try:
+            meta.update(_cache_facts(cache))
+        except sqlite3.Error as exc:
+            problems.append(f"{cache}: unreadable ({exc})")
+    return meta
+
+
+def _cache_facts(path: Path) -> dict[str, Any]:
+    import datetime as dt
+
+    out: dict[str, Any] = {}
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        models = con.execute("SELECT model, kind, COUNT(*), MIN(created), MAX(created) FROM responses "
+                             "GROUP BY model, kind").fetchall()
+        usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "cost": 0.0}
+        seen = False
+        for (resp,) in con.execute("SELECT response FROM responses WHERE response LIKE '%usage%' "
+                                   "OR response LIKE '%cost%'"):
+            try:
+                data = json.loads(resp)
+            except ValueError:
+                continue
+            for item in data if isinstance(data, list) else [data]:
+                u = item.get("usage") if isinstance(item, dict) else None
+                if isinstance(u, dict):
+                    seen = True
+                    for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                        if isinstance(u.get(k), (int, float)):
+                            usage[k] += u[k]
+                    if isinstance(u.get("cost"), (int, float)):
+                        usage["cost"] += u["cost"]
+    finally:
+        con.close()
+    if models:
+        first = min(m[3] for m in models)
+        last = max(m[4] for m in models)
+        out["cached calls"] = sum(m[2] for m in models)
+        out["first call"] = dt.datetime.fromtimestamp(first, dt.timezone.utc).isoformat(timespec="seconds")
+        out["last call"] = dt.datetime.fromtimestamp(last, dt.timezone.utc).isoformat(timespec="seconds")
+        out["models answering (cache)"] = sorted({m[0] for m in models})
+    if seen:
+        out["tokens"] = {k: v for k, v in usage.items() if k != "cost"}
+        if usage["cost"]:
+            out["cost"] = usage["cost"]
+    return out
