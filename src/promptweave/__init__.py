@@ -16,6 +16,7 @@ from promptweave.config import Config, load_config, open_dataset, open_model
 from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig
 from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateError, ModelError, PromptweaveError,
                                 PromptweaveWarning, RetrieverError, RoleError, TemplateError)
+from promptweave.evaluate import EvalContext, Evaluation, Scores, build_evaluation
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.template import PromptTemplate
 from promptweave.render.chat import render_chat, to_openai_messages
@@ -36,6 +37,7 @@ __all__ = [
     "PromptweaveWarning", "RetrieverError", "RoleError", "TemplateError",
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
     "render_chat", "render_text", "to_openai_messages",
+    "EvalContext", "Evaluation", "Scores", "build_evaluation",
     "render_with_chat_template",
     "Budget", "BudgetError", "SandboxError",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",

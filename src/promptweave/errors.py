@@ -162,6 +162,18 @@ class JudgeError(EvaluationError):
     code = "PW610"
 
 
+class RegexTimeoutError(EvaluationError):
+    """A pattern from a config (postprocessor argument) ran past its time limit; names the pattern."""
+
+    code = "PW620"
+
+
+class CodeExecutionError(EvaluationError):
+    """A code-executing evaluator was asked for without ``--allow-code-exec``, or its sandbox could not start."""
+
+    code = "PW630"
+
+
 # -- run (work dir, locking, row failures) --
 class RunError(PromptweaveError):
     """A run could not proceed: the work dir is locked or unusable, or a task could not be executed."""

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from promptweave.errors import ConfigError
+from promptweave.errors import EvaluationError
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate.postprocess import (
     first_capital_postprocess,
@@ -34,7 +34,8 @@ def test_first_option_respects_the_option_set() -> None:
 
 def test_numbers_capitals_regex_general() -> None:
     assert first_capital_postprocess("so, Beta") == "B"
-    assert first_number_postprocess("costs 1,234.50 or -3") == "1234.5"
+    assert first_number_postprocess("costs 1,234.50 or -3") == 1.0  # the reference: a float, commas split numbers
+    assert first_number_postprocess("no digits") is None
     assert last_number_postprocess("costs 1,234.50 or -3") == "-3"
     assert last_number_postprocess("none") == ""
     assert regex_postprocess("#### 42 done", r"####\s*(\d+)") == "42"
@@ -57,7 +58,7 @@ def test_eval_cfg_accepts_callables_by_name() -> None:
     def first_capital_postprocess(text):  # stands for the object a .py config imports from OpenCompass
         raise AssertionError("never called: ours runs instead")
 
-    class EMEvaluator:  # noqa: D401
+    class EMEvaluator:
         pass
 
     ev = build_evaluation({"evaluator": {"type": EMEvaluator}, "pred_postprocessor": first_capital_postprocess})
@@ -67,10 +68,11 @@ def test_eval_cfg_accepts_callables_by_name() -> None:
 
 
 def test_unknown_names_are_typed_errors() -> None:
-    with pytest.raises(ConfigError, match="unknown evaluator") as ei:
+    with pytest.raises(EvaluationError, match="unknown evaluator") as ei:
         build_evaluation({"evaluator": {"type": "BLEUishEvaluator"}})
-    assert ei.value.field == "eval_cfg.evaluator.type"
-    with pytest.raises(ConfigError, match="unknown postprocessor"):
+    assert ei.value.field == "eval_cfg.evaluator.type" and ei.value.code == "PW600"
+    assert "BLEUishEvaluator" in str(ei.value)
+    with pytest.raises(EvaluationError, match="unknown postprocessor"):
         build_evaluation({"pred_postprocessor": {"type": "mystery"}})
 
 
@@ -78,7 +80,7 @@ def test_user_callables_run_only_when_opted_in() -> None:
     def shout(text):
         return text.upper()
 
-    with pytest.raises(ConfigError, match="code execution"):
+    with pytest.raises(EvaluationError, match="trust-config"):
         build_evaluation({"pred_postprocessor": {"type": shout}})
     ev = build_evaluation({"pred_postprocessor": {"type": shout}}, allow_code=True)
     assert ev.process_prediction("a") == "A"
@@ -88,3 +90,9 @@ def test_ppl_mode_defaults_to_label_accuracy() -> None:
     ev = build_evaluation(None, mode="ppl")
     assert type(ev.evaluator).__name__ == "PPLAccEvaluator"
     assert ev.score(["A", 1], ["A", "1"]).correct == [True, True]
+
+
+def test_model_postprocessor_runs_before_the_datasets() -> None:
+    ev = build_evaluation({"pred_postprocessor": {"type": "first_capital_postprocess"}},
+                          model_cfg={"abbr": "r1", "pred_postprocessor": {"type": "extract_non_reasoning_content"}})
+    assert ev.process_prediction("<think>Maybe A</think> so: B") == "B"

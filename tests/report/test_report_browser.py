@@ -30,6 +30,25 @@ def _pick_task(browser, dataset: str, model: str):
 
 
 
+def _click_row(browser, i: int, body: str = "row-body") -> None:
+    """Click row ``i`` once the table has settled: a filter or search may re-render it under our feet."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def click(d):
+        d.find_elements("css selector", f"#{body} tr")[i].click()
+        return True
+
+    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException, IndexError)).until(click)
+
+
+def _cells(browser, col: int) -> list[str]:
+    """The text of one column of every shown row, read in one step (no element handles to go stale)."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#row-body tr'))"
+        ".map(tr => (tr.querySelectorAll('td')[arguments[0]] || {}).textContent || '')", col)
+
+
 def _console_errors(browser) -> list:
     return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
 
@@ -50,7 +69,7 @@ def test_report_in_browser(browser, workdir, tmp_path):
     # drill-down: a chat row shows the exact messages sent
     _pick_task(browser, "arithmetic", "served-chat")
     rows = _rows(workdir / "predictions" / "served-chat" / "arithmetic.jsonl")
-    browser.find_elements("css selector", "#row-body tr")[2].click()
+    _click_row(browser, 2)
     detail = browser.find_element("id", "detail")
     assert json.loads(browser.execute_script("return document.getElementById('detail-prompt-json').textContent"))\
         == rows[2]["prompt"]
@@ -61,7 +80,7 @@ def test_report_in_browser(browser, workdir, tmp_path):
     # a text model's row shows the exact text sent
     _pick_task(browser, "science_mc", "served-text")
     rows = _rows(workdir / "predictions" / "served-text" / "science_mc.jsonl")
-    browser.find_elements("css selector", "#row-body tr")[1].click()
+    _click_row(browser, 1)
     pre = browser.find_element("css selector", "#detail pre.prompt-text")
     assert pre.get_attribute("textContent") == rows[1]["prompt"]
     assert rows[1]["output"] in browser.find_element("id", "detail").get_attribute("textContent")
@@ -69,21 +88,22 @@ def test_report_in_browser(browser, workdir, tmp_path):
     # filters: wrong only, by gold label, search
     _pick_task(browser, "science_mc", "served-chat")
     rows = _rows(workdir / "predictions" / "served-chat" / "science_mc.jsonl")
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
     browser.find_element("id", "wrong-only").click()
-    shown = browser.find_elements("css selector", "#row-body tr")
-    assert len(shown) == sum(1 for r in rows if not r["correct"])
-    assert all("wrong" in tr.find_elements("css selector", "td")[2].text for tr in shown)
+    n_wrong = sum(1 for r in rows if not r["correct"])
+    WebDriverWait(browser, 10).until(lambda d: len(_cells(d, 2)) == n_wrong)
+    assert all("wrong" in c for c in _cells(browser, 2))
     browser.find_element("id", "wrong-only").click()
-    from selenium.webdriver.support.ui import Select
+    WebDriverWait(browser, 10).until(lambda d: len(_cells(d, 2)) == min(len(rows), 50))
 
     gold = rows[0]["gold"]
     Select(browser.find_element("id", "gold-filter")).select_by_value(gold)
-    shown = browser.find_elements("css selector", "#row-body tr")
-    assert len(shown) == sum(1 for r in rows if r["gold"] == gold)
+    n_gold = sum(1 for r in rows if r["gold"] == gold)
+    WebDriverWait(browser, 10).until(lambda d: len(_cells(d, 2)) == n_gold)
     Select(browser.find_element("id", "gold-filter")).select_by_value("")
     word = rows[3]["prompt"][0]["prompt"].split("\n")[0][10:30]
     browser.find_element("id", "search").send_keys(word)
-    from selenium.webdriver.support.ui import WebDriverWait
 
     want = sum(1 for r in rows if word.lower() in json.dumps(r["prompt"], ensure_ascii=False).lower()
                or word.lower() in str(r["output"]).lower())
@@ -96,7 +116,7 @@ def test_report_in_browser(browser, workdir, tmp_path):
     browser.execute_script("document.getElementById('search').value=''; "
                            "document.getElementById('search').dispatchEvent(new Event('input'))")
     WebDriverWait(browser, 10).until(lambda d: d.find_element("id", "match-count").text.startswith(f"{len(rows)} of"))
-    browser.find_elements("css selector", "#row-body tr")[0].click()
+    _click_row(browser, 0)
     cells = [td.text for td in browser.find_elements("css selector", "#detail table.ppl td")]
     for score in rows[0]["output"].values():
         assert str(score) in cells
@@ -168,7 +188,7 @@ def test_judge_fields_errors_and_other_models(browser, tmp_path):
     assert "total_tokens" in detail  # fields the report does not know are still shown
     peer = browser.find_element("css selector", "#detail table.peers tbody tr").text
     assert "m2" in peer and "correct" in peer and "same prompt" in peer
-    browser.find_elements("css selector", "#row-body tr")[1].click()
+    _click_row(browser, 1)
     assert "the server timed out" in browser.find_element("id", "detail").text
     browser.find_element("id", "wrong-only").click()
     assert len(browser.find_elements("css selector", "#row-body tr")) == 2  # wrong and failed rows
@@ -192,7 +212,7 @@ def test_row_data_is_shown_as_text_never_run(browser, tmp_path):
     html = write_report([wd], tmp_path / "r.html")
     browser.get(html.as_uri())
     WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
-    browser.find_elements("css selector", "#row-body tr")[0].click()
+    _click_row(browser, 0)
     assert browser.find_element("css selector", "#detail pre.prompt-text").get_attribute("textContent") == evil
     assert evil in browser.find_element("id", "score-table").text
     assert browser.execute_script("return window.PWNED === undefined")

@@ -22,6 +22,11 @@ def run_cmd(
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
+    # eval hook (eval helper): code-executing evaluators and the default LLM judge
+    allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="Let code evaluators (HumanEval, MBPP) "
+                                         "run the model's code, in a limited subprocess."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge for LLM-judged datasets whose "
+                                              "judge_cfg is empty: a model abbr from judge_models or models."),
     # -- ray helper: executor options (run/executors/)
     executor: str = typer.Option("local", "--executor", help="local (this process) or ray (row shards on a Ray "
                                  "cluster; needs promptweave[ray])."),
@@ -56,8 +61,22 @@ def run_cmd(
             from promptweave.errors import ConfigError
 
             raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+        # ray helper: the ray executor builds prompts where each shard runs, so nothing is planned here for it
         tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
                  if executor == "local" or dry_run else [])
+        # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
+        from promptweave.evaluate import prepare_tasks
+        from promptweave.evaluate.judge import judge_model_cfg
+
+        judge_cfg = judge_model_cfg(cfg, judge_model)
+
+        def prepare(planned: list) -> None:
+            try:
+                prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
+            except PromptweaveError as exc:
+                raise (exc if exc.file else exc.at(file=str(config))) from None
+
+        prepare(tasks)
     except PromptweaveError as exc:
         fail(err, exc)
     if dry_run:
@@ -81,7 +100,7 @@ def run_cmd(
             runner = make_executor(executor, address=address, shard_rows=shard_rows, workers=workers,
                                    num_gpus=num_gpus, num_cpus=num_cpus)
             outcomes = runner.run(RunRequest(cfg, workdir, ds_ids, model_ids, limit, trust_config,
-                                             show_progress=not no_progress, console=console))
+                                             show_progress=not no_progress, console=console, prepare=prepare))
         except PromptweaveError as exc:
             fail(err, exc)
     console.print(summary_table(outcomes))

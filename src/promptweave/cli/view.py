@@ -31,6 +31,9 @@ def view_cmd(
     compare: bool = typer.Option(False, "--compare", help="Two models (-m A -m B) side by side, or one model's "
                                  "meta template vs its tokenizer's chat template; differences marked."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
+    # eval hook (eval helper): judge prompts recorded by a run
+    judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
+                                         "verdict for the selected rows instead."),
 ) -> None:
     """Show the final prompt each model receives, per dataset × model × row (ppl: every label).
 
@@ -61,6 +64,15 @@ def view_cmd(
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
                 rows = index if index else list(range(min(n, len(spec.test))))
+                if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                    from promptweave.evaluate.judge_view import judge_records, show_judge
+
+                    for m in models:
+                        for rec in judge_records(judge, m.abbr, spec.abbr, rows):
+                            records.append(rec)
+                            if not as_json:
+                                show_judge(console, rec)
+                    continue
                 per_model: list[list[Any]] = []
                 for m, fm in zip(models, finals):
                     if spec.template.kind_name == "MultiTurnPromptTemplate":

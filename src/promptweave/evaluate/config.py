@@ -1,13 +1,25 @@
-"""Building a dataset's evaluation from its ``eval_cfg`` (OpenCompass names accepted)."""
+"""Building a dataset's evaluation from its ``eval_cfg`` (OpenCompass / AISBench names accepted).
+
+Everything is resolved here, at plan time, without predictions: an unknown name, a bad argument or a missing
+``--allow-code-exec`` / judge model fails ``lint`` and ``run --dry-run`` before any model call.
+"""
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from promptweave.errors import ConfigError
-from promptweave.evaluate.evaluators import EVALUATORS, AccEvaluator, PPLAccEvaluator, Scores
-from promptweave.evaluate.postprocess import POSTPROCESSORS
+from promptweave.errors import (
+    CodeExecutionError,
+    ConfigError,
+    EvaluationError,
+    JudgeError,
+    PromptweaveError,
+)
+from promptweave.evaluate.context import EvalContext, Scores
+from promptweave.evaluate.evaluators import AccEvaluator, PPLAccEvaluator
 
 
 def _type_name(t: Any) -> str | None:
@@ -16,7 +28,34 @@ def _type_name(t: Any) -> str | None:
     return getattr(t, "__name__", None)
 
 
-def _build_postprocessor(cfg: Any, where: str, allow_code: bool) -> Callable[[str], str] | None:
+def _registries() -> tuple[dict, dict]:
+    from promptweave.compat.evaluators import EVALUATORS
+    from promptweave.compat.postprocessors import POSTPROCESSORS
+
+    return EVALUATORS, POSTPROCESSORS
+
+
+def _check_kwargs(fn: Callable, kwargs: Mapping[str, Any], name: str, where: str) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    params = list(sig.parameters.values())
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    known = {p.name for p in params[1:]}  # the first parameter is the text
+    for k in kwargs:
+        if k not in known:
+            raise EvaluationError(f"{name} takes no argument {k!r}", field=f"{where}.{k}", value=kwargs[k],
+                                  expected=", ".join(sorted(known)) or "no arguments")
+    missing = [p.name for p in params[1:] if p.default is p.empty and p.kind is not p.VAR_POSITIONAL
+               and p.name not in kwargs]
+    if missing:
+        raise EvaluationError(f"{name} needs the argument {missing[0]!r}", field=f"{where}.{missing[0]}")
+
+
+def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Callable[[Any], Any] | None:
+    """A one-argument callable from ``dict(type=name, **kwargs)``; kwargs are checked against the function."""
     if cfg is None:
         return None
     if isinstance(cfg, str) or callable(cfg):
@@ -25,16 +64,116 @@ def _build_postprocessor(cfg: Any, where: str, allow_code: bool) -> Callable[[st
         raise ConfigError("a postprocessor is a dict with a 'type'", field=where, value=cfg)
     kwargs = {k: v for k, v in cfg.items() if k != "type"}
     t = cfg["type"]
-    name = _type_name(t)
-    fn = POSTPROCESSORS.get(name or "")
+    name = _type_name(t) or ""
+    _, posts = _registries()
+    fn = posts.get(name)
     if fn is None:
-        if callable(t) and allow_code:
+        from promptweave.compat.bridge import reference_class
+
+        found = reference_class("postprocessor", name)
+        if found is not None:
+            fn = found[1]
+        elif callable(t) and allow_code:
             fn = t  # the user opted in to running code from configs
         else:
-            raise ConfigError("unknown postprocessor", field=f"{where}.type", value=name or t,
-                              expected="one of " + ", ".join(sorted(POSTPROCESSORS))
-                              + (" (or a callable, with code execution allowed)" if callable(t) else ""))
+            raise EvaluationError("unknown postprocessor", field=f"{where}.type", value=name or t,
+                                  expected="a name promptweave implements (see README, Evaluation), or install the "
+                                  "reference package (opencompass / ais_bench) for its registered ones"
+                                  + (", or a callable with --trust-config" if callable(t) else ""))
+    else:
+        _check_kwargs(fn, kwargs, name, where)
     return functools.partial(fn, **kwargs) if kwargs else fn
+
+
+class BridgedEvaluator:
+    """A reference evaluator class from an installed reference package, called with the arguments it asks for."""
+
+    needs = frozenset({"rows"})
+
+    def __init__(self, package: str, cls: type, kwargs: Mapping[str, Any], where: str) -> None:
+        self.name = f"{package}:{cls.__name__}"
+        try:
+            self.inner = cls(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
+            raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
+                                  field=where) from None
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        sig = inspect.signature(self.inner.score).parameters
+        avail = {"predictions": list(predictions), "references": list(references),
+                 "test_set": list(ctx.rows) if ctx else None,
+                 "origin_prompt": list(ctx.prompts) if ctx and ctx.prompts is not None else [None] * len(predictions)}
+        try:
+            out = dict(self.inner.score(**{k: v for k, v in avail.items() if k in sig}))
+        except Exception as exc:  # noqa: BLE001
+            raise EvaluationError(f"{self.name} failed ({type(exc).__name__}: {exc})", field="evaluator") from None
+        if "error" in out:
+            raise EvaluationError(f"{self.name}: {out['error']}", field="evaluator")
+        details = out.pop("details", None)
+        metrics = {k: float(v) for k, v in out.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        extra = {k: v for k, v in out.items() if k not in metrics}
+        rows = list(details.values()) if isinstance(details, Mapping) else list(details or [])
+        correct: list[bool | None] = [None] * len(predictions)
+        if len(rows) == len(predictions):
+            for i, d in enumerate(rows):
+                if isinstance(d, Mapping):
+                    v = d.get("correct", d.get("is_correct"))
+                    correct[i] = None if v is None else bool(v)
+        return Scores(metrics, correct, rows or None, extra)
+
+
+def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool = False) -> Any:
+    """An evaluator instance from ``dict(type=Name, **kwargs)`` (native, else bridged, else EvaluationError)."""
+    from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+
+    if cfg is None:
+        return PPLAccEvaluator() if mode == "ppl" else AccEvaluator()
+    if isinstance(cfg, (str, type)):
+        cfg = {"type": cfg}
+    if not isinstance(cfg, Mapping) or "type" not in cfg:
+        raise ConfigError("an evaluator is a dict with a 'type'", field=where, value=cfg)
+    kwargs = {k: v for k, v in cfg.items() if k != "type"}
+    name = _type_name(cfg["type"]) or ""
+    evs, _ = _registries()
+    cls = evs.get(name)
+    from promptweave.compat.evaluators import BY_MODULE
+
+    origin = cfg["type"] if isinstance(cfg["type"], str) else str(getattr(cfg["type"], "__module__", "") or "")
+    for (module_part, short), alt in BY_MODULE.items():
+        if short == name and f".{module_part}." in f".{origin}.":
+            cls = alt
+    post = build_postprocessor(kwargs.pop("pred_postprocessor", None), f"{where}.pred_postprocessor", allow_code)
+    if cls is None:
+        from promptweave.compat.bridge import reference_class
+
+        found = reference_class("evaluator", name)
+        if found is None:
+            raise EvaluationError("unknown evaluator", field=f"{where}.type", value=name,
+                                  expected="a name promptweave implements (see README, Evaluation), or install the "
+                                  "reference package (opencompass / ais_bench) for its registered evaluators")
+        inst: Any = BridgedEvaluator(found[0], found[1], kwargs, where)
+    elif cls is GenericLLMEvaluator:
+        inst = cls(**kwargs, pred_postprocessor=None, where=where,
+                   build_post=lambda c, w: build_postprocessor(c, w, allow_code))
+        inst.pred_postprocessor = post
+        return inst
+    elif cls is CascadeEvaluator:
+        try:
+            inst = cls(**kwargs, where=where,
+                       build=lambda c, w: build_evaluator(c, w, mode=mode, allow_code=allow_code))
+        except TypeError as exc:
+            raise EvaluationError(f"{name}: {exc}", field=where) from None
+        return inst
+    else:
+        try:
+            inst = cls(**kwargs)
+        except TypeError as exc:
+            raise EvaluationError(f"{name}: bad arguments ({exc})", field=where,
+                                  expected=str(inspect.signature(cls))) from None
+        except PromptweaveError as exc:
+            raise _relocated(exc, where) from None
+    inst.pred_postprocessor = post
+    return inst
 
 
 @dataclass
@@ -42,43 +181,134 @@ class Evaluation:
     """Postprocess predictions and gold answers, then score them."""
 
     evaluator: Any = field(default_factory=AccEvaluator)
-    pred_postprocessor: Callable[[str], str] | None = None
-    dataset_postprocessor: Callable[[str], str] | None = None
+    pred_postprocessor: Callable[[str], Any] | None = None
+    dataset_postprocessor: Callable[[str], Any] | None = None
+    # OpenCompass's pred_role extraction never changes a prediction (its whitespace test always matches), so it is
+    # kept for the record only
     pred_role: str | None = None
+    where: str = "eval_cfg"
+    # a model config's own ``pred_postprocessor`` (e.g. removing <think> blocks), applied before the dataset's
+    model_postprocessor: Callable[[str], Any] | None = None
+    # set after planning: the dataset's test rows (by row index), the judge factory and the code-exec opt-in
+    test_rows: Sequence[Any] = ()
+    judge: Callable[[Any], tuple[Any, Any]] | None = None
+    allow_code_exec: bool = False
+
+    @property
+    def needs(self) -> frozenset[str]:
+        return frozenset(getattr(self.evaluator, "needs", frozenset()))
+
+    @property
+    def evaluator_name(self) -> str:
+        return str(getattr(self.evaluator, "name", type(self.evaluator).__name__))
 
     def process_prediction(self, text: Any) -> Any:
+        if self.model_postprocessor and isinstance(text, str):
+            text = self.model_postprocessor(text)
         return self.pred_postprocessor(text) if self.pred_postprocessor and isinstance(text, str) else text
 
     def process_gold(self, gold: Any) -> Any:
         return self.dataset_postprocessor(gold) if self.dataset_postprocessor and isinstance(gold, str) else gold
 
-    def score(self, predictions: Sequence[Any], golds: Sequence[Any]) -> Scores:
-        return self.evaluator.score(predictions, golds)
+    def check(self, *, allow_code_exec: bool = False, judge: bool = False) -> None:
+        """Refuse, before any model call, what scoring would refuse: code without the flag, a judge without a model."""
+        if "code" in self.needs and not allow_code_exec:
+            from promptweave.evaluate.code_exec import FLAG
+
+            raise CodeExecutionError(f"{self.evaluator_name} runs the model's code; it only runs with {FLAG}",
+                                     field=f"{self.where}.evaluator.type", value=self.evaluator_name,
+                                     expected=f"promptweave run {FLAG} ... (code runs in a limited subprocess)")
+        if "judge" in self.needs and not judge and not _has_judge_cfg(self.evaluator):
+            raise JudgeError(f"{self.evaluator_name} needs a judge model: judge_cfg is empty",
+                             field=f"{self.where}.evaluator.judge_cfg", expected="a model dict, or --judge-model")
+
+    def context(self, indices: Sequence[int], *, prompts: Sequence[Any] | None = None, cache: Any = None,
+                workdir: Any = None, progress: Callable[[int], None] | None = None) -> EvalContext:
+        """The :class:`EvalContext` for scoring the rows ``indices`` (test-row positions) of this dataset."""
+        rows = [self.test_rows[i] if 0 <= i < len(self.test_rows) else {} for i in indices]
+        return EvalContext(rows=rows, prompts=prompts, cache=cache, judge=self.judge, workdir=workdir,
+                           allow_code_exec=self.allow_code_exec, where=self.where, progress=progress)
+
+    def score(self, predictions: Sequence[Any], golds: Sequence[Any], ctx: EvalContext | None = None) -> Scores:
+        ev = self.evaluator
+        own = getattr(ev, "pred_postprocessor", None)
+        if callable(own) and not getattr(ev, "needs", frozenset()) & {"judge"}:
+            predictions = [own(p) if isinstance(p, str) else p for p in predictions]
+        try:
+            return ev.score(predictions, golds, ctx)
+        except PromptweaveError as exc:
+            if exc.field and not exc.field.startswith(self.where):
+                raise _relocated(exc, f"{self.where}.evaluator") from None
+            raise
+
+
+def _relocated(exc: PromptweaveError, where: str) -> PromptweaveError:
+    """An evaluator's own ``evaluator.x`` field placed under the config path being built."""
+    field_ = exc.field or ""
+    if field_ == "evaluator" or field_.startswith("evaluator."):
+        field_ = where + field_[len("evaluator"):]
+    new = type(exc).__new__(type(exc))
+    PromptweaveError.__init__(new, exc.message, file=exc.file, field=field_ or where, value=exc.value,
+                              expected=exc.expected)
+    return new
+
+
+def _has_judge_cfg(ev: Any) -> bool:
+    llm = getattr(ev, "llm", ev)
+    return bool(getattr(llm, "judge_cfg", None))
 
 
 def build_evaluation(eval_cfg: Mapping[str, Any] | None, *, mode: str = "gen", allow_code: bool = False,
-                     where: str = "eval_cfg") -> Evaluation:
-    """An :class:`Evaluation` from an ``eval_cfg`` dict (``evaluator``, ``pred_postprocessor``, ...)."""
+                     where: str = "eval_cfg", rows: Sequence[Any] = (), model_cfg: Any = None) -> Evaluation:
+    """An :class:`Evaluation` from an ``eval_cfg`` dict (``evaluator``, ``pred_postprocessor``, ...); the model
+    config's own ``pred_postprocessor``, if any, runs first (as OpenCompass applies it)."""
     cfg = dict(eval_cfg or {})
-    ev_cfg = cfg.get("evaluator")
-    if ev_cfg is None:
-        evaluator: Any = PPLAccEvaluator() if mode == "ppl" else AccEvaluator()
-    else:
-        if isinstance(ev_cfg, str) or isinstance(ev_cfg, type):
-            ev_cfg = {"type": ev_cfg}
-        if not isinstance(ev_cfg, Mapping) or "type" not in ev_cfg:
-            raise ConfigError("an evaluator is a dict with a 'type'", field=f"{where}.evaluator", value=ev_cfg)
-        name = _type_name(ev_cfg["type"])
-        cls = EVALUATORS.get(name or "")
-        if cls is None:
-            raise ConfigError("unknown evaluator", field=f"{where}.evaluator.type", value=name,
-                              expected="one of " + ", ".join(sorted(EVALUATORS)))
-        evaluator = cls()
+    model_post = model_cfg.get("pred_postprocessor") if isinstance(model_cfg, Mapping) else None
     return Evaluation(
-        evaluator=evaluator,
-        pred_postprocessor=_build_postprocessor(cfg.get("pred_postprocessor"), f"{where}.pred_postprocessor",
-                                                allow_code),
-        dataset_postprocessor=_build_postprocessor(cfg.get("dataset_postprocessor"),
-                                                   f"{where}.dataset_postprocessor", allow_code),
+        evaluator=build_evaluator(cfg.get("evaluator"), f"{where}.evaluator", mode=mode, allow_code=allow_code),
+        pred_postprocessor=build_postprocessor(cfg.get("pred_postprocessor"), f"{where}.pred_postprocessor",
+                                               allow_code),
+        dataset_postprocessor=build_postprocessor(cfg.get("dataset_postprocessor"),
+                                                  f"{where}.dataset_postprocessor", allow_code),
         pred_role=cfg.get("pred_role"),
+        where=where,
+        test_rows=rows,
+        model_postprocessor=build_postprocessor(model_post, "model.pred_postprocessor", allow_code),
     )
+
+
+def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_model: Any = None,
+                  make_model: Callable[[Any], Any] | None = None, check_only: bool = False) -> None:
+    """After planning, before any model call: check every task's evaluation (code flag, judge model) and give it
+    the judge factory (``judge_model``: the ``--judge-model`` config used where ``judge_cfg`` is empty)."""
+    from promptweave.evaluate.judge import make_judge_factory
+
+    factory = None if check_only else make_judge_factory(judge_model, make_model)
+    for t in tasks:
+        ev = getattr(t, "evaluation", None)
+        if ev is None:
+            continue
+        ev.check(allow_code_exec=allow_code_exec, judge=bool(judge_model))
+        ev.allow_code_exec = allow_code_exec
+        ev.judge = factory
+
+
+def check_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge: bool = False) -> None:
+    """Plan-time check only (``lint``, ``run --dry-run``); see :meth:`Evaluation.check`."""
+    for t in tasks:
+        ev = getattr(t, "evaluation", None)
+        if ev is not None:
+            ev.check(allow_code_exec=allow_code_exec, judge=judge)
+
+
+def check_eval_cfg(eval_cfg: Mapping[str, Any] | None, *, where: str = "eval_cfg", file: str | None = None,
+                   mode: str = "gen", allow_code: bool = False, allow_code_exec: bool = False,
+                   judge: bool = False) -> Evaluation:
+    """For ``lint``: resolve every evaluator / postprocessor name and argument of an ``eval_cfg`` and run the
+    plan-time checks, without data or predictions; errors carry ``file``. Returns the built evaluation."""
+    try:
+        ev = build_evaluation(eval_cfg, mode=mode, allow_code=allow_code, where=where)
+        ev.check(allow_code_exec=allow_code_exec, judge=judge)
+    except PromptweaveError as exc:
+        raise (exc.at(file=file) if file and not exc.file else exc) from None
+    return ev

@@ -1,56 +1,758 @@
-"""Evaluators: score processed predictions against gold answers, row by row."""
+"""Rule-based evaluators: the references' scoring rules and metric names, reimplemented.
+
+Every evaluator has ``score(predictions, references, ctx=None) -> Scores``. Metrics are percentages where the
+reference reports percentages; ``Scores.correct`` is the per-row verdict (``None`` for corpus metrics).
+A length mismatch is an :class:`EvaluationError` (the reference raises before scoring); no rows score 0.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+import difflib
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
-from promptweave.evaluate.postprocess import general_postprocess
+from promptweave.errors import EvaluationError
+from promptweave.evaluate import math_equiv
+from promptweave.evaluate.context import EvalContext, Scores
+from promptweave.evaluate.postprocess import (
+    bbh_freeform_postprocess,
+    general_postprocess,
+    normalize_answer,
+)
 
 
-@dataclass
-class Scores:
-    metrics: dict[str, float]
-    correct: list[bool]
+def _check(predictions: Sequence[Any], references: Sequence[Any] | None, name: str) -> None:
+    if references is not None and len(predictions) != len(references):
+        raise EvaluationError(f"{name}: {len(predictions)} predictions but {len(references)} references",
+                              field="evaluator", expected="one prediction per test row")
 
 
-def _norm(x: Any) -> str:
-    return str(x).strip()
+def _pct(n: float, total: int) -> float:
+    return 100.0 * n / total if total else 0.0
 
 
-class AccEvaluator:
-    """Accuracy (percent): a prediction is correct when it equals the gold answer as text."""
+class Evaluator:
+    """Base: subclasses set ``needs`` (``rows``, ``judge``, ``code``) so planning can check them early."""
+
+    needs: frozenset[str] = frozenset()
+    name = "Evaluator"
+
+    def __init__(self, **kwargs: Any) -> None:
+        if kwargs:
+            raise EvaluationError(f"{self.name} takes no argument {min(kwargs)!r}",
+                                  field=f"evaluator.{min(kwargs)}")
+
+    def score(self, predictions: Sequence[Any], references: Sequence[Any],
+              ctx: EvalContext | None = None) -> Scores:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class _RowEvaluator(Evaluator):
+    """Accuracy-like: a per-row verdict, ``metric = 100 * correct / rows``, details with pred/answer/correct."""
 
     metric = "accuracy"
 
-    def score(self, predictions: Sequence[Any], references: Sequence[Any]) -> Scores:
-        correct = [_norm(p) == _norm(r) for p, r in zip(predictions, references)]
-        return Scores({self.metric: 100.0 * sum(correct) / max(len(correct), 1)}, correct)
+    def judge_row(self, pred: Any, ref: Any) -> tuple[bool, dict]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        correct, details = [], []
+        for p, r in zip(predictions, references):
+            ok, detail = self.judge_row(p, r)
+            correct.append(bool(ok))
+            details.append({**detail, "correct": bool(ok)})
+        return Scores({self.metric: _pct(sum(correct), len(correct))}, correct, details)
+
+
+class AccEvaluator(_RowEvaluator):
+    """Accuracy: prediction and gold compared as text (``str(pred) == str(gold)``), as the reference's label map."""
+
+    name = "AccEvaluator"
+
+    def judge_row(self, pred, ref):
+        return str(pred) == str(ref), {"pred": pred, "answer": ref}
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        s = super().score(predictions, references, ctx)
+        s.details = None  # the reference reports no details for plain accuracy
+        return s
 
 
 class PPLAccEvaluator(AccEvaluator):
-    """Accuracy of the label PPL inference chose (lowest PPL) against the gold label."""
+    name = "PPLAccEvaluator"
 
 
-class EMEvaluator:
-    """Exact match (percent) after normalising both sides; a reference may be a list of accepted answers."""
+class AccwithDetailsEvaluator(_RowEvaluator):
+    """Accuracy with the prompt in each detail; compares values as they are (``pred == ref``)."""
+
+    name = "AccwithDetailsEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        prompts = list(ctx.prompts) if ctx is not None and ctx.prompts is not None else [None] * len(predictions)
+        correct, details = [], []
+        for i, (p, r) in enumerate(zip(predictions, references)):
+            ok = p == r
+            correct.append(bool(ok))
+            details.append({"prompt": prompts[i] if i < len(prompts) else None, "pred": p, "refr": r,
+                            "is_correct": bool(ok)})
+        return Scores({"accuracy": _pct(sum(correct), len(correct))}, correct, details)
+
+
+class GPQAEvaluator(_RowEvaluator):
+    name = "GPQAEvaluator"
+
+    def judge_row(self, pred, ref):
+        return pred == ref, {"pred": pred, "answer": ref}
+
+
+class BBHEvaluatorMCQ(_RowEvaluator):
+    name = "BBHEvaluator_mcq"
+    metric = "score"
+
+    def judge_row(self, pred, ref):
+        return pred == ref, {"pred": pred, "answer": ref}
+
+
+class BBHEvaluator(_RowEvaluator):
+    """Free-form BBH: both sides through ``bbh_freeform_postprocess``, compared case-insensitively."""
+
+    name = "BBHEvaluator"
+    metric = "score"
+
+    def judge_row(self, pred, ref):
+        p, r = bbh_freeform_postprocess(pred), bbh_freeform_postprocess(ref)
+        return p.casefold() == r.casefold(), {"pred": p, "answer": r}
+
+
+class EMEvaluator(_RowEvaluator):
+    """Exact match after ``general_postprocess``; a reference is a list of accepted answers."""
+
+    name = "EMEvaluator"
+    metric = "score"
+
+    def judge_row(self, pred, ref):
+        refs = list(ref) if isinstance(ref, (list, tuple)) else [ref]  # a bare string: one answer, not its chars
+        p = general_postprocess(pred)
+        processed = [general_postprocess(x) for x in refs]
+        return (p in processed or p in refs), {"pred": p, "answer": sorted(set(processed + refs), key=str)}
+
+
+class Gsm8kEvaluator(_RowEvaluator):
+    """Equal as text, or as numbers within 1e-6 (gold read as an integer, as the reference)."""
+
+    name = "Gsm8kEvaluator"
+
+    def judge_row(self, pred, ref):
+        try:
+            ok = pred == ref or abs(float(pred) - int(ref)) < 1e-6
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        return ok, {"pred": pred, "answer": ref}
+
+
+class MATHEvaluator(_RowEvaluator):
+    """MATH equivalence (``version='v1'`` or ``'v2'`` normalisation)."""
+
+    name = "MATHEvaluator"
+
+    def __init__(self, version: str = "v1", pred_postprocessor: Any = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        if version not in ("v1", "v2"):
+            raise EvaluationError("unknown MATHEvaluator version", field="evaluator.version", value=version,
+                                  expected="'v1' or 'v2'")
+        self.version = version
+        self.pred_postprocessor = pred_postprocessor
+
+    def judge_row(self, pred, ref):
+        return math_equiv.is_equiv(pred, ref, self.version), {"pred": pred, "answer": ref}
+
+
+class _OpenQA(_RowEvaluator):
+    """TriviaQA / NQ: the first line of the answer, lower-cased and normalised, contains a gold answer."""
 
     metric = "score"
 
-    def score(self, predictions: Sequence[Any], references: Sequence[Any]) -> Scores:
+    def clean(self, prediction: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def judge_row(self, pred, ref):
+        p = self.clean(str(pred))
+        refs = list(ref) if isinstance(ref, (list, tuple)) else [ref]
+        cands = [general_postprocess(str(j)).lower() for j in refs]
+        return any(c in p for c in cands), {"pred": p, "answer": cands}
+
+
+class TriviaQAEvaluator(_OpenQA):
+    name = "TriviaQAEvaluator"
+
+    def clean(self, prediction: str) -> str:
+        p = prediction.strip().split("\n")[0].lower()
+        for marker in ("answer is", "a:", "answer:"):
+            p = p.split(marker)[-1]
+        return general_postprocess(p.strip())
+
+
+class NQEvaluator(_OpenQA):
+    name = "NQEvaluator"
+
+    def clean(self, prediction: str) -> str:
+        p = prediction.strip().split("\n")[0].lower()
+        if "answer is" in p:
+            p = p.split("answer is")[-1]
+        return general_postprocess(p)
+
+
+class CircularEvaluator(Evaluator):
+    """CircularEval: each question asked under 4 rotations of its options; gold is ``index--answer--pattern``.
+
+    ``acc_4``/``acc_1`` (rotations ABCD..DABC / the original order only), ``more_{i}_{j}`` (share of questions
+    right in at least j of i), ``perf_{i}``, majority ``vote_{i}`` and the ``prior_X`` answer distribution.
+    """
+
+    name = "CircularEvaluator"
+    cp4 = ("ABCD", "BCDA", "CDAB", "DABC")
+    cp1 = ("ABCD",)
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        n = len(predictions)
+        m: dict[str, float] = {"acc_4": 0, "acc_1": 0}
+        parsed = []
+        for pred, reference in zip(predictions, references):
+            parts = str(reference).split("--")
+            if len(parts) != 3:
+                raise EvaluationError("CircularEvaluator needs golds like '12--B--BCDA' (a circular dataset)",
+                                      field="evaluator", value=reference)
+            parsed.append((pred, *parts))
+        hits: dict[int, dict[str, list[bool]]] = {4: {}, 1: {}}
+        for pred, index, ref, pat in parsed:
+            hits[4].setdefault(index, [])
+            hits[1].setdefault(index, [])
+            if pat in self.cp4:
+                m["acc_4"] += pred == ref
+                hits[4][index].append(pred == ref)
+            if pat in self.cp1:
+                m["acc_1"] += pred == ref
+                hits[1][index].append(pred == ref)
+        for k, size in (("acc_4", 4), ("acc_1", 1)):
+            m[k] = m[k] / n * 4 / size * 100 if n else 0.0
+        for i in (1, 4):
+            for j in range(i + 1):
+                groups = hits[i]
+                m[f"more_{i}_{j}"] = _pct(sum(sum(v) >= j for v in groups.values()), len(groups))
+        for i in (1, 4):
+            m[f"perf_{i}"] = m[f"more_{i}_{i}"]
+        votes: dict[str, dict[str, Counter]] = {"vote_4": {}, "vote_1": {}}
+        golds: dict[str, str] = {}
+        for pred, index, ref, pat in parsed:
+            back = dict(zip("ABCD", pat))
+            ref = back.get(ref, ref)
+            pred = back[pred] if pred in ("A", "B", "C", "D") else "-"
+            if index not in votes["vote_4"]:
+                votes["vote_4"][index] = Counter()
+                votes["vote_1"][index] = Counter()
+                golds[index] = ref
+            if pat in self.cp4:
+                votes["vote_4"][index][pred] += 1
+            if pat in self.cp1:
+                votes["vote_1"][index][pred] += 1
+        for k in ("vote_4", "vote_1"):
+            ok = sum(1 for idx, c in votes[k].items() if c and golds[idx] == c.most_common(1)[0][0])
+            m[k] = _pct(ok, len(votes[k]))
+        prior = Counter(p if p in ("A", "B", "C", "D") else "-" for p in predictions)
+        for k in ("A", "B", "C", "D", "-"):
+            m[f"prior_{k}"] = _pct(prior[k], n)
+        return Scores(m, [p == r for p, _i, r, _pat in parsed])
+
+
+# -- text overlap ------------------------------------------------------------------------------------------------
+
+
+def _with_seed(fn):
+    """The reference seeds ``random``/``numpy`` with 0 around HF metrics (ROUGE's bootstrap); same here."""
+    import random
+
+    import numpy as np
+
+    state, np_state = random.getstate(), np.random.get_state()
+    random.seed(0)
+    np.random.seed(0)
+    try:
+        return fn()
+    finally:
+        random.setstate(state)
+        np.random.set_state(np_state)
+
+
+def _need(module: str, extra: str, who: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise EvaluationError(f"{who} needs the {module!r} package", field="evaluator.type", value=who,
+                              expected=f"pip install 'promptweave[{extra}]'") from None
+
+
+class RougeEvaluator(Evaluator):
+    """ROUGE-1/2/L/Lsum F-measure ×100, aggregated like Hugging Face ``evaluate``'s ``rouge`` (bootstrap median)."""
+
+    name = "RougeEvaluator"
+    types = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+    def __init__(self, pred_postprocessor: Any = None, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        rs = _need("rouge_score.rouge_scorer", "metrics", self.name)
+        scoring = _need("rouge_score.scoring", "metrics", self.name)
+        scorer = rs.RougeScorer(list(self.types), use_stemmer=False)
+
+        def run() -> dict[str, float]:
+            agg = scoring.BootstrapAggregator()
+            for p, r in zip(predictions, references):
+                if isinstance(r, (list, tuple)):
+                    agg.add_scores(scorer.score_multi(list(map(str, r)), str(p)))
+                else:
+                    agg.add_scores(scorer.score(str(r), str(p)))
+            if not predictions:
+                return {k: 0.0 for k in self.types}
+            res = agg.aggregate()
+            return {k: float(res[k].mid.fmeasure) * 100 for k in self.types}
+
+        return Scores(_with_seed(run), [None] * len(predictions))
+
+
+class BleuEvaluator(Evaluator):
+    """Corpus BLEU from ``sacrebleu`` (13a tokenizer, exp smoothing), as Hugging Face ``evaluate``'s ``sacrebleu``."""
+
+    name = "BleuEvaluator"
+    tokenize: str | None = None
+
+    def __init__(self, pred_postprocessor: Any = None, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        sb = _need("sacrebleu", "metrics", self.name)
+        refs = [list(r) if isinstance(r, (list, tuple)) else [r] for r in references]
+        width = len(refs[0]) if refs else 1
+        if any(len(r) != width for r in refs):
+            raise EvaluationError("BLEU needs the same number of references for every row", field="evaluator")
+        streams = [[str(r[i]) for r in refs] for i in range(width)]
+        kw = {"tokenize": self.tokenize} if self.tokenize else {}
+        out = sb.corpus_bleu([str(p) for p in predictions], streams, smooth_method="exp", **kw)
+        metrics = {"score": float(out.score), "bp": float(out.bp), "sys_len": float(out.sys_len),
+                   "ref_len": float(out.ref_len)}
+        extra = {"counts": list(out.counts), "totals": list(out.totals), "precisions": list(out.precisions)}
+        return Scores(metrics, [None] * len(predictions), extra=extra)
+
+
+class BleuFloresEvaluator(BleuEvaluator):
+    name = "BleuFloresEvaluator"
+    tokenize = "flores200"
+
+
+# -- LongBench ---------------------------------------------------------------------------------------------------
+
+
+class _LongBench(Evaluator):
+    """A per-row score in [0, 1] (best over the row's references), reported as ``score`` ×100."""
+
+    def __init__(self, language: str = "en", **kw: Any) -> None:
+        super().__init__(**kw)
+        if language not in ("en", "zh"):
+            raise EvaluationError(f"{self.name}: unknown language", field="evaluator.language", value=language,
+                                  expected="'en' or 'zh'")
+        self.language = language
+
+    def row(self, pred: str, refs: Any) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        per = [self.row(str(p), r) for p, r in zip(predictions, references)]
+        return Scores({"score": _pct(sum(per), len(per))}, [s >= 1.0 for s in per],
+                      [{"pred": p, "score": s} for p, s in zip(predictions, per)])
+
+
+def _token_f1(pred: list[str], ref: list[str]) -> float:
+    same = sum((Counter(pred) & Counter(ref)).values())
+    if same == 0:
+        return 0.0
+    p, r = same / len(pred), same / len(ref)
+    return 2 * p * r / (p + r)
+
+
+def _as_list(refs: Any) -> list:
+    return list(refs) if isinstance(refs, (list, tuple)) else [refs]
+
+
+class LongBenchF1Evaluator(_LongBench):
+    name = "LongBenchF1Evaluator"
+
+    def row(self, pred, refs):
+        if self.language != "en":
+            _need("jieba", "metrics-zh", f"{self.name}(language='zh')")
+            import jieba
+
+            from promptweave.evaluate.postprocess import normalize_zh_answer
+
+            def toks(s: str) -> list[str]:
+                return [t for t in (normalize_zh_answer(x) for x in jieba.cut(s, cut_all=False)) if t]
+        else:
+            def toks(s: str) -> list[str]:
+                return normalize_answer(s).split()
+        return max([_token_f1(toks(pred), toks(str(r))) for r in _as_list(refs)] + [0.0])
+
+
+class LongBenchRetrievalEvaluator(_LongBench):
+    name = "LongBenchRetrievalEvaluator"
+
+    def row(self, pred, refs):
+        total = 0.0
+        for ref in _as_list(refs):
+            ids = re.findall(r"Paragraph (\d+)" if self.language == "en" else r"段落(\d+)", str(ref))
+            if not ids:
+                continue  # the reference would raise IndexError here
+            numbers = re.findall(r"\d+", pred)
+            total += 0.0 if not numbers else sum(n == ids[0] for n in numbers) / len(numbers)
+        return total
+
+
+class LongBenchCountEvaluator(_LongBench):
+    name = "LongBenchCountEvaluator"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def row(self, pred, refs):
+        total = 0.0
+        for ref in _as_list(refs):
+            numbers = re.findall(r"\d+", pred)
+            total += 0.0 if not numbers else sum(n == str(ref) for n in numbers) / len(numbers)
+        return total
+
+
+class LongBenchClassificationEvaluator(_LongBench):
+    name = "LongBenchClassificationEvaluator"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def row(self, pred, refs):
+        if not isinstance(refs, dict) or "answers" not in refs or "all_classes" not in refs:
+            raise EvaluationError("LongBenchClassificationEvaluator needs golds {'answers': [...], "
+                                  "'all_classes': [...]}", field="evaluator", value=refs)
+        total = 0.0
+        for ref in refs["answers"]:
+            matched = [c for c in refs["all_classes"] if c in pred]
+            # the reference removes from the list it iterates, which skips the element after each removal
+            i = 0
+            while i < len(matched):
+                term = matched[i]
+                if term in ref and term != ref:
+                    matched.remove(term)
+                    i += 1
+                    continue
+                i += 1
+            if ref in matched:  # the reference's "!= 0" test is always true, so the similarity branch never runs
+                total += 1.0 / len(matched)
+        return total
+
+
+class LongBenchRougeEvaluator(_LongBench):
+    """ROUGE-L F of the ``rouge`` package (as the reference), best over the references; ``zh`` segments with jieba."""
+
+    name = "LongBenchRougeEvaluator"
+
+    def row(self, pred, refs):
+        rouge = _need("rouge", "metrics", self.name)
+        best = 0.0
+        for ref in _as_list(refs):
+            ref = str(ref)
+            if self.language == "zh":
+                jieba = _need("jieba", "metrics-zh", f"{self.name}(language='zh')")
+                # the reference re-segments the already segmented prediction for every reference; same here
+                pred = " ".join(jieba.cut(pred, cut_all=False))
+                ref = " ".join(jieba.cut(ref, cut_all=False))
+            try:
+                cur = rouge.Rouge().get_scores([pred], [ref], avg=True)["rouge-l"]["f"]
+            except Exception:  # noqa: BLE001 - empty hypotheses raise in `rouge`; the reference scores them 0
+                cur = 0.0
+            best = max(best, cur)
+        return best
+
+
+class JiebaRougeEvaluator(Evaluator):
+    """Chinese ROUGE-1/2/L (×100): ``general_postprocess``, jieba segmentation, the ``rouge`` package's F."""
+
+    name = "JiebaRougeEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        rouge = _need("rouge", "metrics", self.name)
+        jieba = _need("jieba", "metrics-zh", self.name)
+        preds = [" ".join(jieba.cut(general_postprocess(str(p)))) or "__PREDPLACEHOLDER__" for p in predictions]
+        refs = [" ".join(jieba.cut(general_postprocess(str(r)))) or "__REFRPLACEHOLDER__" for r in references]
+        if not preds:
+            return Scores({"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}, [])
+        sc = rouge.Rouge().get_scores(preds, refs, avg=True)
+        return Scores({"rouge1": sc["rouge-1"]["f"] * 100, "rouge2": sc["rouge-2"]["f"] * 100,
+                       "rougeL": sc["rouge-l"]["f"] * 100}, [None] * len(preds))
+
+
+class LongBenchCodeSimEvaluator(_LongBench):
+    """Similarity of the first code line (no backticks or comments) to the reference, as ``fuzz.ratio``."""
+
+    name = "LongBenchCodeSimEvaluator"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def row(self, pred, refs):
+        best = 0.0
+        for ref in _as_list(refs):
+            line = ""
+            for cand in pred.lstrip("\n").split("\n"):
+                if "`" not in cand and "#" not in cand and "//" not in cand:
+                    line = cand
+                    break
+            pred = line  # the reference overwrites the prediction inside its loop; kept for equal scores
+            ratio = difflib.SequenceMatcher(None, line, str(ref)).ratio()
+            best = max(best, round(ratio * 100) / 100)
+        return best
+
+
+class AveragePPLEvaluator(Evaluator):
+    """The mean of the predictions (perplexities)."""
+
+    name = "AveragePPLEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        vals = [float(p) for p in predictions]
+        return Scores({"average_ppl": sum(vals) / len(vals) if vals else 0.0}, [None] * len(vals))
+
+
+class MATHVerifyEvaluator(Evaluator):
+    """Symbolic equivalence with Hugging Face's ``math-verify`` (gold parsed as ``$ref$``; a gold that does not
+    parse is skipped but still counted in the denominator, as the reference does)."""
+
+    name = "MATHVerifyEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        mv = _need("math_verify", "math", self.name)
+        from latex2sympy2_extended import NormalizationConfig
+
+        correct: list[bool | None] = []
+        details = []
+        hits = 0.0
+        for p, r in zip(predictions, references):
+            try:
+                gold = mv.parse(f"${r}$", extraction_mode="first_match",
+                                extraction_config=[mv.LatexExtractionConfig(), mv.ExprExtractionConfig()])
+                if not gold:
+                    correct.append(False)
+                    continue
+                ans = mv.parse(str(p), extraction_mode="first_match", extraction_config=[mv.LatexExtractionConfig(
+                    normalization_config=NormalizationConfig(nits=False, malformed_operators=False, basic_latex=True,
+                                                             equations=True, boxed="all", units=True),
+                    boxed_match_priority=0, try_extract_without_anchor=False)])
+                ok = float(mv.verify(gold, ans))
+            except Exception as exc:  # noqa: BLE001 - a failed parse is a wrong answer, as upstream
+                correct.append(False)
+                details.append({"pred": str(exc), "answer": r, "correct": False})
+                continue
+            hits += ok
+            correct.append(bool(ok))
+            details.append({"pred": str(ans), "answer": str(gold), "correct": bool(ok)})
+        return Scores({"accuracy": _pct(hits, len(predictions))}, correct, details)
+
+
+# -- NeedleBench / BABILong (long-context retrieval) -------------------------------------------------------------
+
+
+def levenshtein(a: str, b: str) -> int:
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a):
+        cur = [i + 1]
+        for j, cb in enumerate(b):
+            cur.append(min(prev[j + 1] + 1, cur[j] + 1, prev[j] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def _needle_gold(reference: str) -> tuple[str, str]:
+    parts = str(reference).split("*")
+    if len(parts) < 2:
+        raise EvaluationError("NeedleBench golds look like 'answer*keyword'", field="evaluator", value=reference)
+    return parts[0], parts[1]
+
+
+class NeedleBenchOriginEvaluator(Evaluator):
+    """Single needle (NeedleBench v1): 100 when the keyword is in the reply, else 20% of the edit similarity of the
+    whitespace-free reply to the answer (``use_trim`` cuts the reply to about the answer's length first)."""
+
+    name = "NeedleBenchOriginEvaluator"
+
+    def __init__(self, use_trim: bool = False, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.use_trim = use_trim
+
+    @staticmethod
+    def trim(pred: str, ref: str) -> str:
+        lo, hi = int(0.8 * len(ref)), int(1.2 * len(ref))
+        cut = pred[:hi]
+        if len(cut) > lo and ref and ref[-1] in cut[lo:]:
+            cut = cut[:lo + cut[lo:].index(ref[-1]) + 1]
+        return cut
+
+    def row(self, raw: str, reference: str) -> tuple[float, dict]:
+        answer, keyword = _needle_gold(reference)
+        pred, ref = re.sub(r"\s+", "", raw), re.sub(r"\s+", "", answer)
+        if self.use_trim:
+            pred = self.trim(pred, ref)
+        dist = levenshtein(pred, ref)
+        longest = max(len(pred), len(ref))
+        score = 100 * (1 - dist / longest) if longest else 100
+        score = 100 if keyword in raw else 0.2 * score
+        return score, {"pred": pred, "answer": ref, "edit_distance": dist, "score": score}
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        rows = [self.row(str(p), r) for p, r in zip(predictions, references)]
+        total = sum(s for s, _ in rows)
+        return Scores({"score": total / len(rows) if rows else 0.0}, [s == 100 for s, _ in rows], [d for _, d in rows])
+
+
+class NeedleBenchV2OriginEvaluator(NeedleBenchOriginEvaluator):
+    """NeedleBench v2's single needle: 100 when the keyword is in the reply, else 0."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+
+    def row(self, raw: str, reference: str) -> tuple[float, dict]:
+        answer, keyword = _needle_gold(reference)
+        score = 100 if keyword in raw else 0
+        return score, {"pred": re.sub(r"\s+", "", raw), "answer": re.sub(r"\s+", "", answer), "score": score}
+
+
+class NeedleBenchMultiEvaluator(Evaluator):
+    """Multiple needles: the share of the gold's keywords (after '*', space separated) found in the reply."""
+
+    name = "NeedleBenchMultiEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        per, details = [], []
+        for p, r in zip(predictions, references):
+            parts = str(r).split("*")
+            if len(parts) != 2:
+                raise EvaluationError("NeedleBench multi golds look like 'answer*kw1 kw2'", field="evaluator",
+                                      value=r)
+            words = parts[1].lower().split()
+            hit = sum(1 for w in words if w in str(p).lower())
+            s = hit * (100 / len(words)) if words else 0
+            per.append(s)
+            details.append({"pred": str(p).lower(), "answer": r, "matched_keywords": hit, "score": s})
+        return Scores({"score": sum(per) / len(per) if per else 0.0}, [s >= 100 for s in per], details)
+
+
+class NeedleBenchParallelEvaluator(Evaluator):
+    """Parallel needles: golds 'kw1*kw2#depth1*depth2'; ``Depth<d>`` is the share of rows whose reply holds the
+    needle at depth d (×100), ``average_score`` their mean. Depths come from the first row, as the reference."""
+
+    name = "NeedleBenchParallelEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        if not predictions:
+            return Scores({"average_score": 0.0}, [])
+        try:
+            depths = [int(i) for i in str(references[0]).split("#")[1].split("*")]
+        except (IndexError, ValueError):
+            raise EvaluationError("NeedleBench parallel golds look like 'kw1*kw2#10*50'", field="evaluator",
+                                  value=references[0]) from None
+        by_depth = dict.fromkeys(depths, 0.0)
         correct = []
         for p, r in zip(predictions, references):
-            refs = r if isinstance(r, (list, tuple)) else [r]
-            pn = general_postprocess(p)
-            correct.append(any(pn == general_postprocess(x) for x in refs))
-        return Scores({self.metric: 100.0 * sum(correct) / max(len(correct), 1)}, correct)
+            words = str(r).split("#")[0].split("*")
+            found = [w in str(p) for w in words]
+            for w, d in zip(words, depths):
+                if w in str(p):
+                    by_depth[d] += 100 / len(predictions)
+            correct.append(all(found))
+        metrics = {f"Depth{d}": s for d, s in by_depth.items()}
+        metrics["average_score"] = sum(by_depth.values()) / len(by_depth)
+        return Scores(metrics, correct)
 
 
-EVALUATORS: dict[str, type] = {
-    "AccEvaluator": AccEvaluator,
-    "AccwithDetailsEvaluator": AccEvaluator,
-    "accuracy": AccEvaluator,
-    "PPLAccEvaluator": PPLAccEvaluator,
-    "ppl_accuracy": PPLAccEvaluator,
-    "EMEvaluator": EMEvaluator,
-    "exact_match": EMEvaluator,
-}
+class BabiLongEvaluator(Evaluator):
+    """BABILong: the gold's first item, lower-cased, inside the reply's first sentence (before any <context> or
+    <example> the model starts); ``score`` ×100 rounded to 2 places."""
+
+    name = "BabiLongEvaluator"
+
+    @staticmethod
+    def match(target: str, output: str) -> bool:
+        out = output.lower().split(".")[0].split("<context>")[0].split("<example>")[0]
+        return target.lower() in out
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        ok = []
+        for p, r in zip(predictions, references):
+            first = r[0] if isinstance(r, (list, tuple)) and r else r
+            ok.append(self.match(str(first), str(p)))
+        return Scores({"score": round(_pct(sum(ok), len(ok)), 2)}, ok)
+
+
+class AccDropEvaluator(AccEvaluator):
+    """AdvGLUE: the first half of the rows is attacked, the second the originals; ``acc_drop`` = 1 - after/before."""
+
+    name = "AccDropEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        _check(predictions, references, self.name)
+        n = len(predictions)
+        if n % 2:
+            raise EvaluationError("AccDropEvaluator needs an even number of rows (attacked + original)",
+                                  field="evaluator", value=n)
+        after = AccEvaluator.score(self, predictions[:n // 2], references[:n // 2])
+        before = AccEvaluator.score(self, predictions[n // 2:], references[n // 2:])
+        b, a = before.metrics["accuracy"], after.metrics["accuracy"]
+        return Scores({"acc_drop": 1 - a / b if b else 0.0, "acc_after": a, "acc_before": b},
+                      after.correct + before.correct)
+
+
+class MRCREvaluator(Evaluator):
+    """OpenAI MRCR: gold is JSON ``{"answer", "prefix"}``; a reply not starting with the prefix scores 0, else the
+    ``difflib`` similarity of the rest to the answer's rest; ``score`` is the mean ×100."""
+
+    name = "MRCREvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        import json
+
+        _check(predictions, references, self.name)
+        per, details = [], []
+        for p, r in zip(predictions, references):
+            try:
+                gold = json.loads(r) if isinstance(r, str) else dict(r)
+                answer, prefix = str(gold["answer"]), str(gold["prefix"])
+            except (ValueError, TypeError, KeyError):
+                raise EvaluationError("MRCR golds are JSON with 'answer' and 'prefix'", field="evaluator",
+                                      value=r) from None
+            p = str(p)
+            s = difflib.SequenceMatcher(None, p[len(prefix):], answer[len(prefix):]).ratio() \
+                if p.startswith(prefix) else 0.0
+            per.append(s)
+            details.append({"pred": p, "answer": answer, "score": s})
+        return Scores({"score": _pct(sum(per), len(per))}, [s == 1.0 for s in per], details)

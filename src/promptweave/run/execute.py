@@ -91,8 +91,8 @@ def task_failed(task: Task, workdir: Path, error: str) -> TaskOutcome:
     return outcome
 
 
-def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, sent: int | None = None,
-                truncated: int = 0, rows_total: int | None = None) -> TaskOutcome:
+def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, cache: Any = None,
+                sent: int | None = None, truncated: int = 0, rows_total: int | None = None) -> TaskOutcome:
     """Score the task's rows (all of them, in row order) and write its predictions and results."""
     outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows if rows_total is None else rows_total)
     if meta is not None:
@@ -100,12 +100,19 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
 
         extra = multiturn_scores(task, rows, meta)
     else:
-        golds = [task.evaluation.process_gold(r["gold"]) for r in rows]
-        scores = task.evaluation.score([r["prediction"] for r in rows], golds)
-        for r, g, ok in zip(rows, golds, scores.correct):
-            r["gold"] = g
-            r["correct"] = bool(ok)
-        extra = {"metrics": scores.metrics}
+        # scoring (eval helper's hook): evaluators also get the test rows, prompts, the cache and the judge; a
+        # scoring failure fails the task but keeps its predictions
+        from promptweave.evaluate.score_rows import score_rows
+
+        extra, error = score_rows(task.evaluation, rows, cache=cache, workdir=workdir)
+        if error is not None:
+            outcome.error = error
+            _write_atomic(predictions_path(workdir, task),
+                          "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+            _write_atomic(results_path(workdir, task), json.dumps(
+                {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
+                 "error": error}, indent=2, ensure_ascii=False))
+            return outcome
     lines = [json.dumps(r, ensure_ascii=False, default=str) for r in rows]
     ppath = predictions_path(workdir, task)
     _write_atomic(ppath, "".join(line + "\n" for line in lines))
@@ -139,7 +146,7 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
         return task_failed(task, workdir, str(exc))
     sent = model.stats.ok - sent_before if sent_before is not None else None
     cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
-    return finish_task(task, rows, meta, workdir, sent=sent, truncated=cut)
+    return finish_task(task, rows, meta, workdir, cache=cache, sent=sent, truncated=cut)
 
 
 def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None = None, show_progress: bool = True,

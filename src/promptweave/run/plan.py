@@ -183,7 +183,9 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                 records=records, mode=mode, params=params,
                 evaluation=build_evaluation(raw.get("eval_cfg"), mode="ppl" if mode != "gen" else "gen",
-                                            allow_code=allow_code, where=f"datasets[{i}].eval_cfg"),
+                                            allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
+                                            # eval hook: the test rows for evaluators, the model's postprocessor
+                                            rows=ds.test, model_cfg=mcfg),
                 golds=golds, choices=[str(c) for c in choices],
                 normalizing_str=ds.inferencer.normalizing_str,
             ))

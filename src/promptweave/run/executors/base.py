@@ -25,6 +25,8 @@ class RunRequest:
     allow_code: bool = False
     show_progress: bool = True
     console: Any = None
+    # called on the planned tasks before any model call (the CLI checks evaluators: code flag, judge model)
+    prepare: Callable[[list[Task]], None] | None = None
 
 
 class Executor(Protocol):

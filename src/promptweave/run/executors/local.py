@@ -14,4 +14,6 @@ class LocalExecutor:
 
         tasks = plan_config(request.config, limit=request.limit, allow_code=request.allow_code,
                             datasets=request.datasets, models=request.models)
+        if request.prepare is not None:
+            request.prepare(tasks)
         return run_tasks(tasks, request.workdir, show_progress=request.show_progress, console=request.console)

@@ -155,6 +155,8 @@ class RayExecutor:
             # tasks with no rows built: names, modes and evaluations for merging and scoring on the driver
             skeletons = plan_config(cfg, limit=req.limit, allow_code=req.allow_code, datasets=[i], models=model_ids,
                                     rows=range(0), opened={i: shared})
+            if req.prepare is not None:  # evaluator checks (code flag, judge) before anything is sent
+                req.prepare(skeletons)
             # test rows in blocks: a node fetches the rows it runs, not every dataset whole
             ds_refs[i] = ray.put(in_blocks(shared, ray.put, max(256, self.shard_rows or 0)))
             labels = 1
@@ -448,7 +450,12 @@ class RayExecutor:
             meta["failed_conversations"] = failed_convs
         elif s.task.mode == "multiturn":
             meta = {"infer_mode": s.task.multiturn.infer_mode, "failed_conversations": []}
-        return finish_task(s.task, rows, meta, workdir, sent=sent or 0, truncated=truncated, rows_total=s.n_rows)
+        from promptweave.infer.cache import ResponseCache
+
+        # scoring runs here, once per task; an LLM judge's calls go through the same response cache
+        with ResponseCache(workdir / "cache.sqlite") as cache:
+            return finish_task(s.task, rows, meta, workdir, cache=cache, sent=sent or 0, truncated=truncated,
+                               rows_total=s.n_rows)
 
 
 def worker_name(model_name: str, replica: int, generation: int) -> str:

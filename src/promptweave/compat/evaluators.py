@@ -1,0 +1,67 @@
+"""Evaluator names used by OpenCompass / AISBench configs -> promptweave's evaluator classes.
+
+Ordered as the reference config trees use them (``benchmarks/eval_names.py`` counts). A name not here resolves
+through ``compat.bridge`` when the reference is installed, else it is an ``EvaluationError`` at plan time.
+"""
+from __future__ import annotations
+
+from promptweave.evaluate import evaluators as ev
+from promptweave.evaluate.agieval import AGIEvalEvaluator
+from promptweave.evaluate.code_exec import (
+    HumanEvalEvaluator,
+    LCEvaluator,
+    LCPassKEvaluator,
+    MBPPEvaluator,
+    MBPPPassKEvaluator,
+)
+from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+
+# the same class name with different rules in two reference modules: (module part, name) -> ours
+BY_MODULE: dict[tuple[str, str], type] = {
+    ("needlebench_v2", "NeedleBenchOriginEvaluator"): ev.NeedleBenchV2OriginEvaluator,
+}
+
+EVALUATORS: dict[str, type] = {
+    "AccEvaluator": ev.AccEvaluator,
+    "GenericLLMEvaluator": GenericLLMEvaluator,
+    "MATHEvaluator": ev.MATHEvaluator,
+    "RougeEvaluator": ev.RougeEvaluator,
+    "HumanEvalEvaluator": HumanEvalEvaluator,
+    "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
+    "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
+    "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
+    "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
+    "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
+    "TriviaQAEvaluator": ev.TriviaQAEvaluator,
+    "MBPPEvaluator": MBPPEvaluator,
+    "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
+    "Gsm8kEvaluator": ev.Gsm8kEvaluator,
+    "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
+    "BabiLongEvaluator": ev.BabiLongEvaluator,
+    "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
+    "CascadeEvaluator": CascadeEvaluator,
+    "MBPPPassKEvaluator": MBPPPassKEvaluator,
+    "EMEvaluator": ev.EMEvaluator,
+    "BBHEvaluator": ev.BBHEvaluator,
+    "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
+    "BleuEvaluator": ev.BleuEvaluator,
+    "MRCREvaluator": ev.MRCREvaluator,
+    "BleuFloresEvaluator": ev.BleuFloresEvaluator,
+    "NQEvaluator": ev.NQEvaluator,
+    "GPQAEvaluator": ev.GPQAEvaluator,
+    "LCPassKEvaluator": LCPassKEvaluator,
+    "LCEvaluator": LCEvaluator,
+    "AccDropEvaluator": ev.AccDropEvaluator,
+    "AGIEvalEvaluator": AGIEvalEvaluator,
+    "AveragePPLEvaluator": ev.AveragePPLEvaluator,
+    "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
+    "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,
+    "LongBenchRetrievalEvaluator": ev.LongBenchRetrievalEvaluator,
+    "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
+    "CircularEvaluator": ev.CircularEvaluator,
+    "PPLAccEvaluator": ev.PPLAccEvaluator,
+    # promptweave's own short names
+    "accuracy": ev.AccEvaluator,
+    "ppl_accuracy": ev.PPLAccEvaluator,
+    "exact_match": ev.EMEvaluator,
+}

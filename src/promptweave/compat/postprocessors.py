@@ -1,0 +1,75 @@
+"""Postprocessor names used by OpenCompass / AISBench configs -> promptweave's functions.
+
+Ordered as the reference config trees use them (``benchmarks/eval_names.py``). Registry aliases the reference
+registers (``first-capital``, ``gsm8k`` ...) are accepted too. Judge-output ("dict") postprocessors such as
+``generic_llmjudge_postprocess`` are handled by the judge evaluators, not here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from promptweave.evaluate import postprocess as pp
+
+POSTPROCESSORS: dict[str, Callable] = {
+    "first_option_postprocess": pp.first_option_postprocess,
+    "needlebench_postprocess": pp.identity_postprocess,
+    "needlebench_dataset_postprocess": pp.identity_postprocess,
+    "first_capital_postprocess": pp.first_capital_postprocess,
+    "math_postprocess_v2": pp.math_postprocess_v2,
+    "gsm8k_dataset_postprocess": pp.gsm8k_dataset_postprocess,
+    "humaneval_postprocess_v2": pp.humaneval_postprocess_v2,
+    "humaneval_postprocess_v3": pp.humaneval_postprocess_v3,
+    "gsm8k_postprocess": pp.gsm8k_postprocess,
+    "match_answer_pattern": pp.match_answer_pattern,
+    "last_option_postprocess": pp.last_option_postprocess,
+    "bbh_mcq_postprocess": pp.bbh_mcq_postprocess,
+    "bbh_freeform_postprocess": pp.bbh_freeform_postprocess,
+    "math_postprocess": pp.math_postprocess,
+    "general_cn_postprocess": pp.general_cn_postprocess,
+    "first_capital_postprocess_multi": pp.first_capital_postprocess_multi,
+    "material_postprocessor": pp.material_postprocessor,
+    "xml_tag_postprocessor": pp.xml_tag_postprocessor,
+    "teval_postprocess": pp.teval_postprocess,
+    "lcsts_postprocess": pp.lcsts_postprocess,
+    "general_postprocess": pp.general_postprocess,
+    "mathbench_postprocess": pp.mathbench_postprocess,
+    "last_capital_postprocess": pp.last_capital_postprocess,
+    "TheoremQA_postprocess": pp.theoremqa_postprocess,
+    "Xsum_postprocess": pp.xsum_postprocess,
+    "humaneval_internal_v2_postprocess": pp.humaneval_internal_v2_postprocess,
+    "InfiniteBench_first_number_postprocess": pp.infinitebench_first_number_postprocess,
+    "lsht_postprocess": pp.first_line_lstrip_postprocess,
+    "samsum_postprocess": pp.first_line_lstrip_postprocess,
+    "trec_postprocess": pp.first_line_lstrip_postprocess,
+    "triviaqa_postprocess": pp.first_line_lstrip_postprocess,
+    "mgsm_postprocess": pp.mgsm_postprocess,
+    "first_number_postprocess": pp.first_number_postprocess,
+    "multiple_select_postprocess": pp.multiple_select_postprocess,
+    "think_pred_postprocess": pp.think_pred_postprocess,
+    "extract_non_reasoning_content": pp.extract_non_reasoning_content,
+    # the reference registry's aliases
+    "general": pp.general_postprocess,
+    "general_cn": pp.general_cn_postprocess,
+    "first-capital": pp.first_capital_postprocess,
+    "last-capital": pp.last_capital_postprocess,
+    "first-capital-multi": pp.first_capital_postprocess_multi,
+    "multiple-select": pp.multiple_select_postprocess,
+    "specific-xml-tag": pp.xml_tag_postprocessor,
+    "think_pred": pp.think_pred_postprocess,
+    "extract-non-reasoning-content": pp.extract_non_reasoning_content,
+    "gsm8k": pp.gsm8k_postprocess,
+    "gsm8k_dataset": pp.gsm8k_dataset_postprocess,
+    "bbh-mcq": pp.bbh_mcq_postprocess,
+    "bbh-freeform": pp.bbh_freeform_postprocess,
+    # promptweave's own
+    "strip": pp.strip_postprocess,
+    "strip_postprocess": pp.strip_postprocess,
+    "first_capital": pp.first_capital_postprocess,
+    "first_option": pp.first_option_postprocess,
+    "first_number": pp.first_number_postprocess,
+    "last_number_postprocess": pp.last_number_postprocess,
+    "last_number": pp.last_number_postprocess,
+    "regex_postprocess": pp.regex_postprocess,
+    "regex": pp.regex_postprocess,
+    "first_line_postprocess": pp.first_line_postprocess,
+}

@@ -1,0 +1,344 @@
+"""LLM-as-judge evaluators (``GenericLLMEvaluator``, ``CascadeEvaluator``) on promptweave's own prompt engine.
+
+The judge prompt is the config's ``prompt_template`` filled with the test row plus ``prediction``, ``obj_gold`` and
+``reference`` columns and rendered with the judge model's meta template (the same code as the main prompts); the
+judge is asked through the run's response cache, so a rerun sends nothing again. Each row's judge prompt, raw
+verdict and parsed grade go into the predictions file (``judge`` field) for ``view``/reports.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptweave.errors import JudgeError, PromptweaveError
+from promptweave.evaluate.context import EvalContext, Scores
+
+
+@dataclass
+class _JudgeRecord:
+    index: int
+    rendered: Any
+    shot_ids: list = field(default_factory=list)
+    row: dict = field(default_factory=dict)
+
+
+def _type_name(t: Any) -> str:
+    return (t if isinstance(t, str) else getattr(t, "__name__", str(t))).rsplit(".", 1)[-1]
+
+
+def grade_letter(judgement: str, true_tag: str = "A", false_tag: str = "B") -> str:
+    """The first true/false tag in the judge's reply, else 'unknown'."""
+    m = re.search(rf"({re.escape(true_tag)}|{re.escape(false_tag)})", judgement or "")
+    return m.group(0) if m else "unknown"
+
+
+def judge_metrics(grades: Sequence[str], true_tag: str = "A", false_tag: str = "B",
+                  metric: str = "accuracy") -> dict[str, float]:
+    """``generic_llmjudge_postprocess``'s figures: accuracy, accuracy given attempted, f1, attempted ratio, counts."""
+    n = len(grades)
+    right = sum(g == true_tag for g in grades)
+    wrong = sum(g == false_tag for g in grades)
+    if not n:
+        return {metric: 0.0}
+    is_c, is_w = right / n, wrong / n
+    attempted = is_c + is_w
+    given = is_c / attempted if attempted > 0 else 0.0
+    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
+    return {metric: is_c * 100, f"{metric}_given_attempted": given * 100, "f1": f1,
+            "attempted_ratio": (right + wrong) / n * 100, "correct_count": float(right),
+            "incorrect_count": float(wrong), "not_attempted_count": float(n - right - wrong)}
+
+
+def _abc_grade(judgement: str) -> str:
+    """SimpleQA-style grading: A correct, B incorrect, C (or nothing found) not attempted."""
+    m = re.search(r"(A|B|C)", judgement or "")
+    return m.group(0) if m else "C"
+
+
+def _post_generic(outputs, rows, true_tag: str = "A", false_tag: str = "B"):
+    grades = [grade_letter(o, true_tag, false_tag) for o in outputs]
+    return judge_metrics(grades, true_tag, false_tag), grades, true_tag
+
+
+def _post_academic(outputs, rows, metric_name: str = "accuracy"):
+    grades = [grade_letter(o) for o in outputs]
+    metrics = judge_metrics(grades, metric=metric_name)
+    metrics.pop("f1", None)
+    return metrics, grades, "A"
+
+
+def _abc_metrics(grades: Sequence[str]) -> dict[str, float]:
+    n = len(grades)
+    if not n:
+        return {"accuracy": 0.0, "accuracy_given_attempted": 0.0, "f1": 0.0}
+    is_c, is_w = grades.count("A") / n, grades.count("B") / n
+    given = is_c / (is_c + is_w) if is_c + is_w > 0 else 0.0
+    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
+    return {"accuracy": is_c * 100, "accuracy_given_attempted": given * 100, "f1": f1}
+
+
+def _post_simpleqa(outputs, rows):
+    grades = [_abc_grade(o) for o in outputs]
+    return _abc_metrics(grades), grades, "A"
+
+
+def _post_livereasonbench(outputs, rows):
+    grades = [_abc_grade(o) for o in outputs]
+    metrics = _abc_metrics(grades)
+    metrics.pop("accuracy")  # this variant reports no plain accuracy
+    return metrics, grades, "A"
+
+
+def _post_supergpqa(outputs, rows):
+    """Accuracy overall and per discipline / field / subfield (``SuperGPQA-<d>[-<f>[-<s>]]``), two decimals."""
+    grades = [grade_letter(o) for o in outputs]
+    stats: dict[str, list[int]] = {}
+    for g, row in zip(grades, list(rows) + [{}] * (len(grades) - len(rows))):
+        d, f, sub = (str(row.get(k, "unknown")) for k in ("discipline", "field", "subfield"))
+        for key in (f"SuperGPQA-{d}", f"SuperGPQA-{d}-{f}", f"SuperGPQA-{d}-{f}-{sub}"):
+            hit = stats.setdefault(key, [0, 0])
+            hit[0] += g == "A"
+            hit[1] += 1
+    right = grades.count("A")
+    metrics: dict[str, float] = {"accuracy": round(right / len(grades) * 100, 2) if grades else 0.0,
+                                 "total_correct": float(right), "total_count": float(len(grades))}
+    for key, (c, t) in stats.items():
+        metrics[key] = round(c / t * 100, 2)
+    return metrics, grades, "A"
+
+
+_CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
+
+
+def _post_chem_exam(outputs, rows):
+    """The judge's last ``<NUMBER>x</NUMBER>`` / ``\\boxed{x}`` is the row's score; ``final_score`` their mean ×100."""
+    scores = []
+    for o in outputs:
+        found = _CHEM_NUMBER.findall(o or "")
+        scores.append(float(found[-1]) if found else 0.0)
+    final = round(100 * sum(scores) / len(scores), 2) if scores else 0.0
+    return {"final_score": final}, [str(s) for s in scores], "1.0"
+
+
+# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
+DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
+    "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
+    "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
+    "simpleqa_postprocess": (_post_simpleqa, frozenset()),
+    "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
+    "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
+    "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
+}
+_DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
+
+
+class GenericLLMEvaluator:
+    """Ask a judge model to grade each prediction; ``dict_postprocessor`` turns the replies into metrics."""
+
+    name = "GenericLLMEvaluator"
+    needs = frozenset({"judge", "rows"})
+
+    def __init__(self, prompt_template: Any = None, judge_cfg: Any = None, dataset_cfg: Any = None,
+                 pred_postprocessor: Any = None, dict_postprocessor: Any = None, keep_predictions: bool = False,
+                 *, where: str = "eval_cfg.evaluator", build_post: Callable[..., Any] | None = None) -> None:
+        from promptweave.engine.spec import build_template
+
+        if prompt_template is None:
+            raise JudgeError("GenericLLMEvaluator needs a prompt_template", field=f"{where}.prompt_template")
+        self.where = where
+        self.template = build_template(prompt_template, file=None, field_path=f"{where}.prompt_template")
+        self.judge_cfg = dict(judge_cfg or {})
+        self.pred_postprocessor = (build_post(pred_postprocessor, f"{where}.pred_postprocessor")
+                                   if build_post and pred_postprocessor else None)
+        jpp = self.judge_cfg.get("pred_postprocessor")
+        self.judge_postprocessor = build_post(jpp, f"{where}.judge_cfg.pred_postprocessor") if build_post and jpp \
+            else None
+        self.dict_name: str | None = None
+        self.dict_kwargs: dict[str, Any] = {}
+        if dict_postprocessor is not None:
+            d = dict(dict_postprocessor) if isinstance(dict_postprocessor, Mapping) else {"type": dict_postprocessor}
+            dname = _type_name(d.pop("type", ""))
+            if dname not in DICT_POSTPROCESSORS:
+                raise JudgeError("unknown dict_postprocessor for a judge", field=f"{where}.dict_postprocessor.type",
+                                 value=dname, expected=" or ".join(sorted(DICT_POSTPROCESSORS)))
+            allowed = DICT_POSTPROCESSORS[dname][1]
+            extra = set(d) - allowed
+            if extra:
+                raise JudgeError("unknown dict_postprocessor argument", field=f"{where}.dict_postprocessor."
+                                 + min(extra), expected=", ".join(sorted(allowed)) or "no arguments")
+            self.dict_name, self.dict_kwargs = dname, d
+        self.academic = self.dict_name == "generic_llmjudge_academic_postprocess"
+        self.metric_name = str(self.dict_kwargs.get("metric_name", "accuracy"))
+        self.dict_postprocessor = dict_postprocessor
+
+    # -- prompts and calls ----------------------------------------------------------------------------------------
+    def judge_rows(self, predictions: Sequence[Any], references: Sequence[Any], ctx: EvalContext,
+                   rows: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """One judge call per prediction; returns ``{"prompt", "output", "grade"}`` per row (cached)."""
+        from promptweave.engine.builder import render_prompt
+        from promptweave.infer.gen import infer_gen
+        from promptweave.infer.records import to_jsonable
+        from promptweave.models.factory import generation_params
+        from promptweave.prompt.template import fill_items
+
+        if ctx is None or ctx.judge is None:
+            raise JudgeError("an LLM judge needs a judge model: set judge_cfg in the config or pass --judge-model",
+                             field=f"{self.where}.judge_cfg")
+        model, spec = ctx.judge(self.judge_cfg)
+        rows = list(rows if rows is not None else ctx.rows)
+        if self.pred_postprocessor:
+            predictions = [self.pred_postprocessor(p) if isinstance(p, str) else p for p in predictions]
+        compiled = self.template.compiled(None, self.template.template, ice=False, ice_token=self.template.ice_token)
+        records = []
+        for i, (p, r) in enumerate(zip(predictions, references)):
+            base = dict(rows[i]) if i < len(rows) else {}
+            data = {**base, "prediction": p, "obj_gold": r, "reference": r}
+            filled = fill_items(compiled, data, field=f"{self.where}.prompt_template.template")
+            records.append(_JudgeRecord(i, render_prompt(filled, spec, "gen")))
+        params = generation_params(spec.config, max_out_len=self.judge_cfg.get("max_out_len"))
+        try:
+            results = infer_gen(model, records, params, ctx.cache, ctx.progress)
+        except PromptweaveError as exc:
+            raise JudgeError(f"the judge model failed: {exc.message}", field=f"{self.where}.judge_cfg") from None
+        out = []
+        for res in results:
+            text = res.output if isinstance(res.output, str) else str(res.output)
+            if self.judge_postprocessor:
+                text = self.judge_postprocessor(text)
+            out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": None,
+                        "model": getattr(spec, "abbr", "judge")})
+        self.grade(out, rows)
+        return out
+
+    def grade(self, verdicts: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]]) -> tuple[dict, str]:
+        """Fill each verdict's ``grade`` and compute the metrics with the configured dict postprocessor (none: the
+        reference reports no metric, the verdicts are graded A/B as ``generic_llmjudge_postprocess`` would)."""
+        fn, _ = DICT_POSTPROCESSORS[self.dict_name or "generic_llmjudge_postprocess"]
+        metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, **self.dict_kwargs)
+        for v, g in zip(verdicts, grades):
+            v["grade"] = g
+        return (metrics if self.dict_name else {}), true_tag
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        from promptweave.evaluate.evaluators import _check
+
+        _check(predictions, references, self.name)
+        verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
+        metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [])
+        grades = [v["grade"] for v in verdicts]
+        details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
+                    "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,
+                                                                                      verdicts)]
+        return Scores(metrics, [g == true_tag for g in grades], details)
+
+
+def llm_correct(verdict: Mapping[str, Any]) -> bool:
+    """CascadeEvaluator's reading of a judge reply: exactly 'A' or starting with 'CORRECT' (case-insensitive)."""
+    reply = str(verdict.get("output", "")).strip().upper()
+    return reply == "A" or reply.startswith("CORRECT")
+
+
+class CascadeEvaluator:
+    """A rule-based evaluator first, then the judge.
+
+    ``parallel=True`` (the reference's default) sends every row to the judge and a row is right when either says
+    so; ``parallel=False`` sends only the rows the rule marked wrong. ``accuracy`` is the combined figure;
+    ``cascade_stats`` (rule/LLM counts) goes into the results file.
+    """
+
+    name = "CascadeEvaluator"
+    needs = frozenset({"judge", "rows"})
+
+    def __init__(self, llm_evaluator: Any = None, rule_evaluator: Any = None, sample_score_fn: Any = None,
+                 parallel: bool = True, *, where: str = "eval_cfg.evaluator",
+                 build: Callable[[Any, str], Any] | None = None) -> None:
+        if llm_evaluator is None:
+            raise JudgeError("CascadeEvaluator needs llm_evaluator", field=f"{where}.llm_evaluator")
+        if rule_evaluator is None:
+            raise JudgeError("CascadeEvaluator needs rule_evaluator (a sample_score_fn is code from the config; "
+                             "not supported)", field=f"{where}.rule_evaluator")
+        assert build is not None
+        self.llm = build(llm_evaluator, f"{where}.llm_evaluator")
+        self.rule = build(rule_evaluator, f"{where}.rule_evaluator")
+        if not isinstance(self.llm, GenericLLMEvaluator):
+            raise JudgeError("CascadeEvaluator's llm_evaluator must be a GenericLLMEvaluator",
+                             field=f"{where}.llm_evaluator.type", value=type(self.llm).__name__)
+        self.parallel = bool(parallel)
+        self.needs = frozenset({"judge", "rows"}) | getattr(self.rule, "needs", frozenset())
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        from promptweave.evaluate.evaluators import _check
+
+        _check(predictions, references, self.name)
+        rule_preds = [self.rule.pred_postprocessor(p) if getattr(self.rule, "pred_postprocessor", None)
+                      and callable(self.rule.pred_postprocessor) and isinstance(p, str) else p for p in predictions]
+        rule_scores = self.rule.score(rule_preds, references, ctx)
+        rule_ok = [bool(c) for c in rule_scores.correct]
+        n = len(predictions)
+        todo = [i for i in range(n) if self.parallel or not rule_ok[i]]
+        rows = list(ctx.rows) if ctx is not None else []
+        verdicts = self.llm.judge_rows([predictions[i] for i in todo], [references[i] for i in todo], ctx,
+                                       rows=[rows[i] if i < len(rows) else {} for i in todo]) if todo else []
+        llm_ok = {i: llm_correct(v) for i, v in zip(todo, verdicts)}
+        by_row = dict(zip(todo, verdicts))
+        final = [rule_ok[i] or llm_ok.get(i, False) for i in range(n)]
+        initial = sum(rule_ok)
+        llm_correct_n = sum(llm_ok.values())
+        stats = {"total_samples": n, "rule_correct": initial, "rule_accuracy": 100 * initial / n if n else 0,
+                 "llm_evaluated": len(todo), "llm_correct": llm_correct_n,
+                 "llm_accuracy": 100 * llm_correct_n / len(todo) if todo else 0, "final_correct": sum(final),
+                 "final_accuracy": 100 * sum(final) / n if n else 0, "parallel_mode": self.parallel}
+        details = []
+        for i in range(n):
+            d: dict[str, Any] = {"rule_evaluation": {"correct": rule_ok[i], "evaluation_method": "rule"},
+                                 "cascade_correct": final[i]}
+            if i in by_row:
+                d["llm_evaluation"] = {**by_row[i], "llm_correct": llm_ok[i]}
+                d["judge"] = by_row[i]
+            details.append(d)
+        return Scores({"accuracy": stats["final_accuracy"]}, final, details, extra={"cascade_stats": stats})
+
+
+def make_judge_factory(default_cfg: Mapping[str, Any] | None = None,
+                       make_model: Callable[[Any], Any] | None = None) -> Callable[[Any], tuple[Any, Any]]:
+    """A ``judge_cfg -> (model, ModelSpec)`` factory; an empty ``judge_cfg`` means ``default_cfg`` (the
+    ``--judge-model`` override, as OpenCompass's ``judge_models``). Models are built once per config."""
+    from promptweave.engine.spec import ModelSpec
+
+    if make_model is None:
+        from promptweave.models.factory import build_model as make_model
+    built: dict[str, tuple[Any, Any]] = {}
+
+    def factory(judge_cfg: Any) -> tuple[Any, Any]:
+        cfg = dict(judge_cfg or {}) or dict(default_cfg or {})
+        if not cfg:
+            raise JudgeError("no judge model: judge_cfg is empty and no --judge-model was given",
+                             field="eval_cfg.evaluator.judge_cfg", expected="a model dict, or --judge-model")
+        cfg.pop("pred_postprocessor", None)
+        key = repr(sorted((k, repr(v)) for k, v in cfg.items()))
+        if key not in built:
+            spec = ModelSpec.from_config(cfg, field_path="judge_cfg")
+            built[key] = (make_model(cfg), spec)
+        return built[key]
+
+    return factory
+
+
+def judge_model_cfg(cfg: Any, name: str | None = None) -> dict[str, Any] | None:
+    """The default judge model config: ``name`` (``--judge-model``) among the config's ``judge_models`` then
+    ``models`` (by abbr), else the first of ``judge_models`` when the config defines them (as OpenCompass)."""
+    from promptweave.config.loader import model_abbr
+
+    variables = getattr(cfg, "variables", {}) or {}
+    judges = [dict(m) for m in (variables.get("judge_models") or []) if isinstance(m, Mapping)]
+    if name is None:
+        return judges[0] if judges else None
+    pool = judges + [dict(m) for m in getattr(cfg, "models", [])]
+    for i, m in enumerate(pool):
+        if model_abbr(m, i) == name:
+            return m
+    raise JudgeError("unknown --judge-model", field="--judge-model", value=name,
+                     expected="the abbr of a model in the config's judge_models or models: "
+                     + ", ".join(model_abbr(m, i) for i, m in enumerate(pool)))
