@@ -1,12 +1,12 @@
 """What every executor is given and returns: a run request in, one outcome per dataset × model task out."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from promptweave.run.task import TaskOutcome
+from promptweave.run.task import Task, TaskOutcome
 
 
 @dataclass
