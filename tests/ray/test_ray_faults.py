@@ -46,14 +46,24 @@ def wait_until(cond, what: str, timeout: float = 120.0) -> None:
         time.sleep(0.05)
 
 
+def gone(pid: int, group: bool = False) -> bool:
+    try:
+        (os.killpg if group else os.kill)(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def kill(named: dict) -> None:
-    """Kill a worker actor and wait until Ray reports it dead (it sends nothing after this returns)."""
+    """Kill a worker actor and wait until its process is gone (it can send nothing after this returns)."""
     import ray
 
     handle = ray.get_actor(named["name"], namespace=named["namespace"])
+    pid = ray.get(handle.ready.remote(), timeout=120)["pid"]  # an async actor answers mid-shard
     ray.kill(handle)
     with pytest.raises(ray.exceptions.RayActorError):
         ray.get(handle.ready.remote(), timeout=120)
+    wait_until(lambda: gone(pid), "the killed worker's process to exit")
 
 
 def test_killed_worker_loses_nothing_and_repeats_nothing(ray_instance, tiny_model_dir, tmp_path) -> None:
@@ -111,6 +121,7 @@ def test_driver_killed_then_rerun_completes_without_repeats(ray_instance, tiny_m
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            wait_until(lambda: gone(proc.pid, group=True), "the killed run's processes to exit")
         assert proc.returncode == -signal.SIGKILL
         srv.release_hold()
         again = _run_cli(cfg, work)
