@@ -1,13 +1,20 @@
-"""Retrieval benchmark: exact BM25 vs a plain rank_bm25-style loop, and TopK embedding search.
+"""Retrieval benchmark: exact BM25 vs bm25s and a plain rank_bm25-style loop, tie agreement, TopK search.
 
     PYTHONPATH=src python benchmarks/retrieval.py            # full size (about 2-4 minutes on 2 cores)
     PYTHONPATH=src python benchmarks/retrieval.py --small    # quick look
 
-BM25: ``--docs`` synthetic documents (Zipf vocabulary), ``--queries`` queries, 8 shots.
-The baseline is the straightforward loop rank_bm25 uses (per query term, a Python pass
-over every document's term-frequency dict), timed on ``--baseline-queries`` queries in
-this same process. Correctness: every query's top-8 is compared with the reference
-formula computed independently here (dense, term by term, in query order) on all queries.
+BM25 (W4): ``--docs`` synthetic documents (Zipf vocabulary), ``--queries`` queries, 8 shots.
+Baselines, timed in this same process: bm25s (sparse-matrix BM25, if installed: ``pip install
+bm25s``; its scores are its own approximation of Okapi, so only its speed is compared) and the
+straightforward loop rank_bm25 uses (per query term, a Python pass over every document's
+term-frequency dict) on ``--baseline-queries`` queries.
+Agreement with OpenCompass: the reference run is rank_bm25's scores (computed here with the same
+formula and order from postings, and checked bit-identical to ``rank_bm25.BM25Okapi`` on a sample)
+and OpenCompass's selection ``np.argsort(scores)[::-1][:8]``. Rows are split into: no equal scores
+among the top 9 (the ids and their order follow from the scores alone), a tie at the cut (the 8th
+and 9th scores equal: which rows make the top 8 depends on the tie rule), and a tie inside the
+top 8 only (the same rows, the order depends on the rule). Reported for ``tie_break="id"``
+(default) and ``"reference"``.
 TopK: ``--topk-docs`` documents embedded with the bundled all-MiniLM-L6-v2, then
 ``--topk-queries`` queries; reported as queries/s and peak memory (each part runs in
 its own process so the peaks are separate).
@@ -19,6 +26,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,7 +103,9 @@ class PlainBM25:
     def get_scores_dense(self, query):
         """The same formula, same order, with each term's tf column built from its postings."""
         score = np.zeros(self.n)
-        doc_len = np.array(self.doc_len)
+        if not hasattr(self, "_doc_len"):
+            self._doc_len = np.array(self.doc_len)
+        doc_len = self._doc_len
         for q in query:
             q_freq = np.zeros(self.n, dtype=np.int64)
             if q in self.postings:
@@ -115,6 +125,13 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def tie_kind(scores: np.ndarray, k: int) -> str:
+    top = np.sort(scores)[::-1][:k + 1]
+    if top.size > k and top[k - 1] == top[k]:
+        return "tie_at_cut"
+    return "tie_inside" if np.unique(top[:k]).size < top[:k].size else "untied"
+
+
 def bench_bm25(a) -> dict:
     from promptweave.shots.bm25 import BM25Index
 
@@ -123,12 +140,17 @@ def bench_bm25(a) -> dict:
     t = time.perf_counter()
     index = BM25Index.build(docs)
     build_s = time.perf_counter() - t
+    if a.speed_only:  # ours against bm25s only, no reference run
+        return {"docs": a.docs, "queries": a.queries, **bench_bm25s(docs, queries, index)}
     t = time.perf_counter()
     ours = index.search(queries, 8)
     ours_s = time.perf_counter() - t
     t = time.perf_counter()
     assert index.search(queries, 8, threads=1) == ours
     ours_serial_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ours_ref = index.search(queries, 8, tie_break="reference")
+    ours_ref_s = time.perf_counter() - t
 
     plain = PlainBM25(docs)
     sample = queries[:a.baseline_queries]
@@ -136,26 +158,72 @@ def bench_bm25(a) -> dict:
     plain_top = [top8(plain.get_scores(q)) for q in sample]
     plain_s = time.perf_counter() - t
 
-    same = sum(ours[i] == top8(plain.get_scores_dense(q)) for i, q in enumerate(queries))
+    # the reference run: rank_bm25's scores, OpenCompass's argsort selection
+    kinds = {"untied": [0, 0, 0], "tie_at_cut": [0, 0, 0], "tie_inside": [0, 0, 0]}  # rows, id ok, reference ok
+    same_set_at_cut = 0
+    same = 0
+    for i, q in enumerate(queries):
+        ref_scores = plain.get_scores_dense(q)
+        same += ours[i] == top8(ref_scores)
+        ref_ids = [int(x) for x in np.argsort(ref_scores)[::-1][:8]]
+        kind = tie_kind(ref_scores, 8)
+        kinds[kind][0] += 1
+        kinds[kind][1] += ours[i] == ref_ids
+        kinds[kind][2] += ours_ref[i] == ref_ids
+        if kind == "tie_at_cut":
+            same_set_at_cut += set(ours[i]) == set(ref_ids)
     same_plain = sum(ours[i] == plain_top[i] for i in range(len(sample)))
     bitexact = sum(np.array_equal(index.scores(q), plain.get_scores_dense(q)) for q in queries[:200])
     res = {"docs": a.docs, "queries": a.queries, "vocab": a.vocab, "index_build_s": round(build_s, 2),
            "ours_qps": round(a.queries / ours_s, 1), "ours_qps_one_thread": round(a.queries / ours_serial_s, 1),
+           "ours_qps_tie_break_reference": round(a.queries / ours_ref_s, 1),
            "threads": min(8, os.cpu_count() or 1), "plain_loop_qps": round(len(sample) / plain_s, 3),
-           "speedup": round((a.queries / ours_s) / (len(sample) / plain_s), 1),
-           "speedup_one_thread": round((a.queries / ours_serial_s) / (len(sample) / plain_s), 1),
-           "same_top8_as_reference": f"{same}/{a.queries}", "same_top8_as_plain_loop": f"{same_plain}/{len(sample)}",
-           "bit_identical_scores": f"{bitexact}/{min(200, a.queries)}"}
+           "speedup_vs_plain_loop": round((a.queries / ours_s) / (len(sample) / plain_s), 1),
+           "same_top8_as_score_then_id_order": f"{same}/{a.queries}",
+           "same_top8_as_plain_loop": f"{same_plain}/{len(sample)}",
+           "bit_identical_scores": f"{bitexact}/{min(200, a.queries)}",
+           "agreement_with_opencompass": {
+               kind: {"rows": n, "tie_break=id": f"{ok}/{n}", "tie_break=reference": f"{ref_ok}/{n}"}
+               for kind, (n, ok, ref_ok) in kinds.items()},
+           "tie_at_cut_same_set_tie_break=id": f"{same_set_at_cut}/{kinds['tie_at_cut'][0]}"}
     try:
         import rank_bm25
 
         rb = rank_bm25.BM25Okapi(docs)
         n = min(5, len(sample))
-        res["same_top8_as_rank_bm25"] = f"{sum(top8(rb.get_scores(q)) == ours[i] for i, q in enumerate(sample[:n]))}/{n}"
+        res["scores_bit_identical_to_rank_bm25"] = (
+            f"{sum(np.array_equal(rb.get_scores(q), index.scores(q)) for q in sample[:n])}/{n}")
     except ImportError:
-        res["same_top8_as_rank_bm25"] = "rank_bm25 not installed"
+        res["scores_bit_identical_to_rank_bm25"] = "rank_bm25 not installed"
+    res.update(bench_bm25s(docs, queries, index))
     res["peak_rss_mib"] = round(peak_mib(), 1)
     return res
+
+
+def bench_bm25s(docs: list, queries: list, index) -> dict:
+    """bm25s (if installed) indexing and searching the same tokens, 8 per query; searches alternate with ours
+    (medians of 5), so load from other processes lands on both."""
+    try:
+        import bm25s
+    except ImportError:
+        return {"bm25s": "not installed (pip install bm25s, or the [bench] extra)"}
+    t = time.perf_counter()
+    retriever = bm25s.BM25(k1=1.5, b=0.75, method="robertson")
+    retriever.index(docs, show_progress=False)
+    index_s = time.perf_counter() - t
+    threads = min(8, os.cpu_count() or 1)
+    ours_t, theirs_t = [], []
+    for _ in range(5):
+        t = time.perf_counter()
+        index.search(queries, 8, threads=threads)
+        ours_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        retriever.retrieve(queries, k=8, show_progress=False, n_threads=threads)
+        theirs_t.append(time.perf_counter() - t)
+    ours_s, theirs_s = statistics.median(ours_t), statistics.median(theirs_t)
+    return {"bm25s_version": bm25s.__version__, "bm25s_index_s": round(index_s, 2),
+            "bm25s_qps": round(len(queries) / theirs_s, 1), "ours_qps_alternating": round(len(queries) / ours_s, 1),
+            "ours_time_vs_bm25s": round(ours_s / theirs_s, 2)}
 
 
 def bench_topk(a) -> dict:
@@ -201,6 +269,7 @@ def main() -> None:
     ap.add_argument("--topk-docs", type=int, default=10_000)
     ap.add_argument("--topk-queries", type=int, default=1_000)
     ap.add_argument("--small", action="store_true", help="a quick run at a tenth of the size")
+    ap.add_argument("--speed-only", action="store_true", help="BM25: ours against bm25s only")
     a = ap.parse_args()
     if a.small:
         a.docs, a.queries, a.topk_docs, a.topk_queries, a.baseline_queries = 10_000, 500, 1_000, 200, 10

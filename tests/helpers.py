@@ -18,7 +18,9 @@ def make_builder(infer_cfg: dict[str, Any], test: list[dict], *, train: list[dic
 
 def both_paths(infer_cfg: dict[str, Any], test: list[dict], index: int = 0, label: Any = None, **kw: Any) -> Any:
     """Render through the compiled-plan path and the general path; they must agree."""
-    fast = make_builder(infer_cfg, test, use_plans=True, **kw).build(index, label).rendered
+    b = make_builder(infer_cfg, test, use_plans=True, **kw)
+    fast = b.build(index, label).rendered
+    assert b.build(index, label).rendered == fast  # a plan's second use runs its compiled code
     slow = make_builder(infer_cfg, test, use_plans=False, **kw).build(index, label).rendered
     assert fast == slow
     return fast

@@ -23,6 +23,7 @@ from promptweave.render.chat import render_chat, to_openai_messages
 from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
+from promptweave.run.lint import LintReport, lint_file
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
@@ -39,6 +40,7 @@ __all__ = [
     "render_chat", "render_text", "to_openai_messages",
     "EvalContext", "Evaluation", "Scores", "build_evaluation",
     "render_with_chat_template",
+    "lint_file", "LintReport",
     "Budget", "BudgetError", "SandboxError",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
     "RunRequest", "make_executor",

@@ -94,9 +94,12 @@ def test_view_retriever_example_bm25_and_topk_offline(monkeypatch):
 
 
 def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
-    res = runner.invoke(app, ["lint", str(QUICKSTART)])
+    res = runner.invoke(app, ["lint", str(QUICKSTART), "-m", "local-chatml"])
     assert res.exit_code == 0, res.output
     assert "ok: science_mc × local-chatml: 120 prompts from 30 rows" in res.output
+    # (forms) perplexity scoring on the chat API model is refused, naming what works
+    res = runner.invoke(app, ["lint", str(QUICKSTART)])
+    assert res.exit_code == 1 and "science_mc × api-chat: [PW160]" in res.output and "kind='lm'" in res.output
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         "datasets:\n  - abbr: x\n    rows: [{q: a}]\n    reader_cfg: {input_columns: [q]}\n"
@@ -106,3 +109,4 @@ def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
     res = runner.invoke(app, ["lint", str(bad)])
     assert res.exit_code == 1
     assert "x × m" in res.output and "CRITIC" in res.output and "1 problem(s) found" in res.output
+    assert "datasets[0].infer_cfg.prompt_template.template.begin[0].role" in res.output  # PW120 names the field

@@ -185,12 +185,21 @@ def test_prompt_template_without_ice_token_next_to_ice_template_is_an_error():
     assert "prompt_template.ice_token" in str(e.value)
 
 
-def test_examples_retrieved_but_nowhere_to_go_is_an_error():
+def test_examples_retrieved_but_nowhere_to_go_are_left_out_with_a_warning():
+    # OpenCompass fills such a template as it is: the examples are not shown (issue 11's fidelity case)
     ice = {"template": {"round": DIALOGUE["round"]}, "ice_token": "</E>"}
     with pytest.warns(PromptweaveWarning):
         b = make_builder(fixk(ice), ROWS, meta=CHATML)
-    with pytest.raises(TemplateError, match="no </E> to put them in"):
-        b.build(0)
+    with pytest.warns(PromptweaveWarning, match="2 in-context examples were retrieved .* built without them"):
+        rec = b.build(0)
+    assert rec.rendered == "<u>Q: 2+2?</u>\n<a>" and rec.shot_ids == [1, 2]
+    labels = {lab: {"round": [{"role": "HUMAN", "prompt": "Q: {question}"}, {"role": "BOT", "prompt": lab}]}
+              for lab in "45"}
+    ppl = fixk({"template": DIALOGUE}, {"template": labels, "ice_token": "</E>"})
+    ppl["inferencer"] = {"type": "PPLInferencer"}
+    with pytest.warns(PromptweaveWarning):
+        got = both_paths(ppl, ROWS, meta=CHATML, label="5")
+    assert got == "<u>Q: 2+2?</u>\n<a>5</a>\n"
 
 
 def test_meta_template_validation_names_fields():

@@ -160,3 +160,59 @@ def test_threaded_search_gives_the_serial_result():
     serial = idx.search(queries, 5, exclude=exclude, threads=1)
     assert idx.search(queries, 5, exclude=exclude, threads=3) == serial
     assert all(i not in ids for i, ids in enumerate(serial))
+
+
+def _tied_corpus():
+    # short documents from a small vocabulary, many exact duplicates: plenty of equal scores
+    base = zipf_corpus(120, vocab=30, seed=11, lo=1, hi=4)
+    return base + base[:80] + base[:40]
+
+
+def _tie_at_cut_or_inside(scores, k):
+    top = np.sort(scores)[::-1][:k + 1]
+    return len(set(top.tolist())) < len(top)
+
+
+def test_reference_tie_break_is_numpy_argsort_on_rank_bm25_scores():
+    rank_bm25 = pytest.importorskip("rank_bm25")
+    docs = _tied_corpus()
+    ref = rank_bm25.BM25Okapi(docs)
+    idx = BM25Index.build(docs)
+    queries = zipf_corpus(80, vocab=30, seed=12, lo=1, hi=4)
+    got = idx.search(queries, 5, tie_break="reference")
+    tied = 0
+    for q, ids in zip(queries, got):
+        scores = ref.get_scores(q)
+        assert ids == [int(a) for a in np.argsort(scores)[::-1][:5]]  # OpenCompass's expression
+        tied += _tie_at_cut_or_inside(scores, 5)
+    assert tied > 40  # the corpus really exercises ties
+
+
+def test_default_tie_break_is_descending_score_then_ascending_id_and_agrees_where_untied():
+    untied = tied = 0
+    for docs, queries in ((_tied_corpus(), zipf_corpus(80, vocab=30, seed=12, lo=1, hi=4)),
+                          (zipf_corpus(400), zipf_corpus(60, seed=1, lo=2, hi=12))):
+        idx = BM25Index.build(docs)
+        default, reference = idx.search(queries, 5), idx.search(queries, 5, tie_break="reference")
+        for q, a, b in zip(queries, default, reference):
+            scores = reference_scores(docs, q)
+            assert a == reference_top(scores, 5)
+            if _tie_at_cut_or_inside(scores, 5):
+                tied += 1
+            else:
+                untied += 1
+                assert a == b
+    assert untied >= 20 and tied >= 20
+
+
+def test_reference_tie_break_with_same_split_drops_only_the_row_itself():
+    rows = [{"t": "red apple"}, {"t": "green pear"}, {"t": "red apple"}, {"t": "red apple"}, {"t": "blue sky"}]
+    r = BM25Retriever(ice_num=2, input_columns=["t"], tie_break="reference", use_cache=False)
+    got = r.select(rows, rows, same_split=True)
+    idx = r.index([row["t"] for row in rows])
+    for i, ids in enumerate(got):
+        order = [int(a) for a in np.argsort(idx.scores(r.tokenize(rows[i]["t"])))[::-1] if a != i]
+        assert ids == order[:2]
+    assert r.settings()["tie_break"] == "reference"
+    with pytest.raises(RetrieverError, match="tie_break"):
+        BM25Retriever(ice_num=2, tie_break="random")

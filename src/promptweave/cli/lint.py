@@ -1,10 +1,7 @@
-"""``promptweave lint``: check a config end to end without calling any model."""
+"""``promptweave lint``: check config files as ``run`` plans them, without calling a model (``run.lint``)."""
 from __future__ import annotations
 
-import time
-import warnings
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -13,66 +10,38 @@ from promptweave.cli.app import app
 
 @app.command("lint")
 def lint_cmd(
-    config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."),
-    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
-    limit: Optional[int] = typer.Option(None, help="Build at most this many rows per dataset."),
+    configs: list[Path] = typer.Argument(..., help="Config file(s) (.py, .yaml or .json); dataset configs too."),
+    dataset: list[str] | None = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
+    model: list[str] | None = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
+    limit: int | None = typer.Option(None, help="Build at most this many rows per dataset."),
+    no_data: bool = typer.Option(False, "--no-data", help="Check everything but the rows (no data is read)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="With several files, show every pair and warning."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
 ) -> None:
-    """Load every dataset, validate every template and meta template, and build every prompt; exit 1 on errors."""
+    """Check config files as ``run`` would (templates, roles, forms, eval_cfg, prompts) without calling a model.
+
+    Prints one line per file and a total; exits 1 when any file has a problem.
+    """
     from rich.console import Console
 
-    from promptweave.cli.common import select
-    from promptweave.config import load_config, open_dataset, open_model
-    from promptweave.engine import PromptBuilder
-    from promptweave.errors import PromptweaveError
+    from promptweave.run.lint import lint_file, summary_line
 
     console = Console(highlight=False, soft_wrap=True)
-    problems = 0
-    try:
-        cfg = load_config(config, trust=trust_config)
-        ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-        model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-    except PromptweaveError as exc:
-        console.print(f"error: {exc}", style="red", markup=False)
-        raise typer.Exit(1)
-    models = []
-    for j in model_ids:
-        try:
-            models.append(open_model(cfg, j))
-        except PromptweaveError as exc:
-            problems += 1
-            console.print(f"error: {exc}", style="red", markup=False)
-    for i in ds_ids:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                spec = open_dataset(cfg, i)
-            except PromptweaveError as exc:
-                problems += 1
-                console.print(f"error: {exc}", style="red", markup=False)
-                continue
-            n = len(spec.test) if limit is None else min(limit, len(spec.test))
-            for m in models:
-                start = time.perf_counter()
-                try:
-                    if spec.template.kind_name == "MultiTurnPromptTemplate":
-                        from promptweave.infer.multiturn import turn_prompts
-
-                        count = sum(len(turn_prompts(spec, m, r)) for r in range(n))
-                    else:
-                        count = sum(1 for _ in PromptBuilder(spec, m).build_all(range(n)))
-                except PromptweaveError as exc:
-                    problems += 1
-                    console.print(f"error: {spec.abbr} × {m.abbr}: {exc}", style="red", markup=False)
-                    continue
-                took = time.perf_counter() - start
-                console.print(f"ok: {spec.abbr} × {m.abbr}: {count} prompts from {n} rows in {took:.2f}s")
-        seen: dict[str, None] = {}
-        for w in caught:
-            seen.setdefault(str(w.message), None)
-        for msg in seen:
-            console.print(f"warning: {msg}", style="yellow", markup=False)
+    detail = verbose or len(configs) == 1
+    problems = failed = 0
+    for path in configs:
+        report = lint_file(path, no_data=no_data, trust=trust_config, limit=limit, datasets=dataset, models=model)
+        if detail:
+            for line in report.lines:
+                console.print(line, markup=False)
+            for p in report.problems:
+                console.print(f"error: {p}", style="red", markup=False)
+            for w in report.warnings:
+                console.print(f"warning: {w}", style="yellow", markup=False)
+        console.print(summary_line(report, detail=detail), style=None if report.ok else "red", markup=False)
+        problems += len(report.problems)
+        failed += not report.ok
+    n = len(configs)
+    console.print(f"{n} file(s): {n - failed} ok, {failed} with problems; {problems} problem(s) found")
     if problems:
-        console.print(f"{problems} problem(s) found")
         raise typer.Exit(1)

@@ -9,12 +9,18 @@ same bytes (tests check this).
 """
 from __future__ import annotations
 
+import gc
 import re
+import warnings
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
+from operator import eq, itemgetter
+from typing import Any
 
-from promptweave.errors import ConfigError, DataError, TemplateError
+from promptweave.engine.compile import Block, compile_blocks
+from promptweave.engine.spec import DatasetSpec, ModelSpec
+from promptweave.errors import ConfigError, DataError, PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
 from promptweave.prompt.multimodal import has_parts
@@ -22,30 +28,74 @@ from promptweave.prompt.template import Ice, TurnTemplate, fill_items
 from promptweave.prompt.text import CompiledText
 from promptweave.render.chat import render_chat
 from promptweave.render.text import render_text
-from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.shots.base import Retriever
+from promptweave.shots.basic import FixKRetriever, ZeroRetriever
 
 _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 _MISSING = object()
+_CHUNK = 4096  # rows built per call of a compiled plan: memory stays bounded while build_all is consumed
 
 
-@dataclass
-class PromptRecord:
-    """One prompt as the model receives it, with where it came from."""
+_FIELDS = ("index", "mode", "label", "shot_ids", "prompt", "rendered", "dataset", "model", "ppl_context",
+           "ppl_answer")
 
-    index: int
-    mode: str
-    label: Any
-    shot_ids: list[int]
-    prompt: Any  # the filled str / Dialogue, before the meta template
-    rendered: Any  # str (text model), list of messages (chat model), or str/token-id segments
-    dataset: str = ""
-    model: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-    # ppl with ``normalizing_str``: the prompt split at the template's sep_token (``rendered`` is their join)
-    ppl_context: str | None = None
-    ppl_answer: str | None = None
+
+class PromptRecord(tuple):
+    """One prompt as the model receives it, with where it came from.
+
+    Fields: ``index``, ``mode``, ``label`` (ppl), ``shot_ids``, ``prompt`` (the filled str / Dialogue
+    before the meta template, when asked for), ``rendered`` (str for a text model, list of messages for a
+    chat model, or str/token-id segments), ``dataset``, ``model``, ``extra`` (a dict for callers' notes)
+    and, for ppl with ``normalizing_str``, ``ppl_context``/``ppl_answer`` (the prompt split at the
+    template's sep_token; ``rendered`` is their join).
+
+    A tuple underneath, read-only but for ``extra``: compiled plans make records in C
+    (``tuple.__new__``), several times cheaper than a dataclass, and the collector can walk them fast.
+    Records of one plan share their ``shot_ids`` list; treat it as read-only.
+    """
+
+    def __new__(cls, index: int, mode: str, label: Any, shot_ids: list[int], prompt: Any, rendered: Any,  # noqa: PYI034
+                dataset: str = "", model: str = "", extra: dict[str, Any] | None = None,
+                ppl_context: str | None = None, ppl_answer: str | None = None) -> PromptRecord:
+        self = tuple.__new__(cls, (index, mode, label, shot_ids, prompt, rendered, dataset, model, ppl_context,
+                                   ppl_answer))
+        if extra is not None:
+            self.__dict__["_extra"] = extra
+        return self
+
+    index = property(itemgetter(0))
+    mode = property(itemgetter(1))
+    label = property(itemgetter(2))
+    shot_ids = property(itemgetter(3))
+    prompt = property(itemgetter(4))
+    rendered = property(itemgetter(5))
+    dataset = property(itemgetter(6))
+    model = property(itemgetter(7))
+    ppl_context = property(itemgetter(8))
+    ppl_answer = property(itemgetter(9))
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        d = self.__dict__
+        e = d.get("_extra")
+        if e is None:
+            e = d["_extra"] = {}
+        return e
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self))
+        return f"PromptRecord({inner}, extra={self.extra!r})"
+
+    def __reduce__(self) -> tuple:
+        return (_record, (tuple(self), self.__dict__.get("_extra")))
+
+
+def _record(fields: tuple, extra: dict[str, Any] | None) -> PromptRecord:
+    rec = tuple.__new__(PromptRecord, fields)
+    if extra is not None:
+        rec.__dict__["_extra"] = extra
+    return rec
 
 
 class _Plan:
@@ -81,6 +131,10 @@ class PromptBuilder:
 
     def __init__(self, dataset: DatasetSpec, model: ModelSpec, mode: str | None = None,
                  *, use_plans: bool = True, plan_cache: int = 4096) -> None:
+        if model.kind == "api" and dataset.template.kind_name == "RawPromptTemplate":
+            from promptweave.prompt.raw import with_api_roles  # forms hook: raw messages keep their roles
+
+            model = with_api_roles(model)
         self.dataset = dataset
         self.model = model
         self.mode = mode or dataset.inferencer.mode
@@ -96,7 +150,10 @@ class PromptBuilder:
         self._row_ids: dict[int, list[int]] = {}
         self._seen_labels: list[Any] | None = None
         self._names = sorted(self.template.placeholder_names())
+        self._unused_ice_warned = False
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
+        if self._plans_ok and getattr(self.template, "expand_columns", list)():  # forms hook: turns from the row
+            self._plans_ok = False
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
             model.meta.warn_if_no_generate(file=model.file)
 
@@ -187,11 +244,14 @@ class PromptBuilder:
 
     def _checked(self, label: Any, ids: Sequence[int]) -> Any:
         compiled = self._compiled(label)
-        if ids and not _mentions_ice(compiled):
-            raise TemplateError(
-                f"{len(ids)} in-context examples were retrieved but the template has no "
-                f"{self.template.ice_token or 'ice_token'} to put them in", file=self.dataset.file,
-                field=self.template.field, expected="the ice_token in the template, or ZeroRetriever")
+        if ids and not self._unused_ice_warned and not _mentions_ice(compiled):
+            # The references fill such a template as it is: the retrieved examples are simply not shown.
+            self._unused_ice_warned = True
+            where = f"{self.dataset.file}: " if self.dataset.file else ""
+            warnings.warn(f"{where}{self.template.field}: {len(ids)} in-context examples were retrieved but the "
+                          f"template has no {self.template.ice_token or 'ice_token'} to put them in, so the prompt "
+                          "is built without them (as OpenCompass does); use ZeroRetriever, or put the ice_token "
+                          "in the template", PromptweaveWarning, stacklevel=4)
         return compiled
 
     def _row(self, row: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -222,16 +282,59 @@ class PromptBuilder:
                             field=f"{self.dataset.abbr}.test", value=index) from None
 
     # ------------------------------------------------------------------ plans
-    def _plan(self, label: Any, ids: Sequence[int]) -> Any:
+    # A plan is made per (label, shot ids) the first time they are asked for, and compiled to code
+    # (engine/compile.py) once it is used again or is about to serve a run of rows.
+    def _entry(self, label: Any, ids: Sequence[int]) -> list:
+        """[plan or None, shot id list, compiled record function or None, uses] for (label, ids)."""
         key = (label if self.mode == "ppl" else None, tuple(ids))
-        plan = self._plans.get(key, _MISSING)
-        if plan is not _MISSING:
-            return plan
-        plan = self._make_plan(label, ids)
-        self._plans[key] = plan
-        if len(self._plans) > self._plan_cache:
-            self._plans.popitem(last=False)
-        return plan
+        entry = self._plans.get(key)
+        if entry is None:
+            entry = [self._make_plan(label, ids), list(ids), None, 0]
+            self._plans[key] = entry
+            if len(self._plans) > self._plan_cache:
+                self._plans.popitem(last=False)
+        return entry
+
+    def _block(self, label: Any, entry: list) -> Block:
+        plan, ids = entry[0], entry[1]
+        lab = label if self.mode == "ppl" else None
+        if plan is None:
+            return Block("call", lambda i: self._general(i, label, ids), lab)
+        kind, body = plan
+        return Block(kind, body, lab, body.fill if kind == "str" else (lambda row: self._run_plan(plan, row)))
+
+    def _compile(self, blocks: list[Block], ids: list[int], records: bool = True) -> Any:
+        return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
+                              model=self.model.abbr, records=records)
+
+    def _record_fn(self, label: Any, ids: Sequence[int]) -> Any:
+        """``f(index, row) -> PromptRecord`` for (label, ids), or None where the general path is needed."""
+        entry = self._entry(label, ids)
+        if entry[0] is None:
+            return None
+        run = entry[2]
+        if run is None:
+            entry[3] += 1
+            if entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
+                return lambda i, row: _record(
+                    (i, self.mode, label if self.mode == "ppl" else None, entry[1], None,
+                     self._run_plan(entry[0], row), self.dataset.abbr, self.model.abbr, None, None), None)
+            run = entry[2] = self._compile([self._block(label, entry)], entry[1])
+        return lambda i, row: run((i,), (row,))[0]
+
+    def _rows_fn(self, ids: Sequence[int], labels: Sequence[Any], records: bool = True) -> Any:
+        """``run(indices, rows)``: every record (or rendered prompt) of those rows, all labels in ppl mode;
+        None where the general path is needed."""
+        key = ("*rows", records, tuple(labels), tuple(ids))
+        run = self._plans.get(key)
+        if run is None:
+            labs = labels or (None,)
+            entries = [self._entry(lab, ids) for lab in labs]
+            if self.mode == "gen" and entries[0][0] is None:
+                return None
+            run = self._compile([self._block(lab, e) for lab, e in zip(labs, entries)], entries[0][1], records)
+            self._plans[key] = run
+        return run
 
     def _make_plan(self, label: Any, ids: Sequence[int]) -> Any:
         ice = self._ice(ids)
@@ -280,6 +383,13 @@ class PromptBuilder:
                 out.append(d)
         return out
 
+    def _general(self, index: int, label: Any, ids: Sequence[int], with_prompt: bool = False) -> PromptRecord:
+        """Fill the template into a str / Dialogue and render it: the path every plan must agree with."""
+        prompt = self.fill(index, label, ids)
+        return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids),
+                            prompt if with_prompt else None, self.render(prompt), self.dataset.abbr,
+                            self.model.abbr)
+
     # ------------------------------------------------------------------ public
     def build(self, index: int, label: Any = None, *, ids: Sequence[int] | None = None,
               with_prompt: bool = False) -> PromptRecord:
@@ -294,17 +404,11 @@ class PromptBuilder:
             return PromptRecord(index, self.mode, label, list(ids), prompt if with_prompt else None,
                                 self.render(prompt), self.dataset.abbr, self.model.abbr,
                                 ppl_context=context, ppl_answer=answer)
-        rendered = _MISSING
-        prompt = None
         if self._plans_ok and not with_prompt:
-            plan = self._plan(label, ids)
-            if plan is not None:
-                rendered = self._run_plan(plan, self._test_row(index))
-        if rendered is _MISSING:
-            prompt = self.fill(index, label, ids)
-            rendered = self.render(prompt)
-        return PromptRecord(index, self.mode, label if self.mode == "ppl" else None, list(ids), prompt, rendered,
-                            self.dataset.abbr, self.model.abbr)
+            fn = self._record_fn(label, ids)
+            if fn is not None:
+                return fn(index, self._test_row(index))
+        return self._general(index, label, ids, with_prompt)
 
     def build_row(self, index: int, *, ids: Sequence[int] | None = None,
                   with_prompt: bool = False) -> list[PromptRecord]:
@@ -313,14 +417,100 @@ class PromptBuilder:
             return [self.build(index, ids=ids, with_prompt=with_prompt)]
         return [self.build(index, label, ids=ids, with_prompt=with_prompt) for label in self.labels()]
 
-    def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False) -> Iterator[PromptRecord]:
+    def build_all(self, indices: Sequence[int] | None = None, *, with_prompt: bool = False,
+                  compiled: bool = True) -> Iterator[PromptRecord]:
+        """Every prompt of these rows (all by default), row by row, lazily.
+
+        Runs of rows with the same examples go through the plan's compiled function;
+        ``compiled=False`` (or ``with_prompt``) takes the general path for every row.
+        """
+        return chain.from_iterable(self._runs(indices, with_prompt, self._fast(compiled and not with_prompt)))
+
+    def prompts(self, indices: Sequence[int] | None = None) -> Iterator[Any]:
+        """What the model receives for these rows, in ``build_all``'s order: each record's ``rendered`` only.
+
+        The leanest form (no record objects), for callers that track rows and labels themselves.
+        """
+        return chain.from_iterable(self._runs(indices, False, self._fast(True), records=False))
+
+    def _fast(self, compiled: bool) -> bool:
+        return (compiled and self._plans_ok
+                and not (self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None))
+
+    def _runs(self, indices: Sequence[int] | None, with_prompt: bool, fast: bool,
+              records: bool = True) -> Iterator[Any]:
+        test = self.dataset.test
+        n = len(test)
         if indices is None:
-            indices = range(len(self.dataset.test))
+            indices = range(n)
         else:
             indices = list(indices)
+            if indices and not (-n <= min(indices) and max(indices) < n):
+                for i in indices:
+                    self._test_row(i)  # raises, naming the row
             self.prefetch(indices)
-        for i in indices:
-            yield from self.build_row(i, with_prompt=with_prompt)
+        labels = self.labels() if self.mode == "ppl" else ()
+        if not fast:
+            normalizing = self.mode == "ppl" and self.dataset.inferencer.normalizing_str is not None
+            for i in indices:
+                if normalizing:
+                    recs = self.build_row(i, with_prompt=with_prompt)
+                else:
+                    ids = self.ids_for(i)
+                    recs = [self._general(i, lab, ids, with_prompt) for lab in (labels or (None,))]
+                yield recs if records else [r.rendered for r in recs]
+            return
+        if not indices:
+            return
+        retriever = self.dataset.retriever
+        if self._ids is None and type(retriever) in (ZeroRetriever, FixKRetriever):
+            # the same examples for every row: ask for one row's, not a list per row
+            runs = [(0, len(indices), retriever.select(self.dataset.train, [test[indices[0]]])[0])]
+        else:
+            if self._ids is not None or type(retriever).select_rows is Retriever.select_rows:
+                ids_of = self.shot_ids.__getitem__
+            else:
+                ids_of = self.ids_for
+            start, first = 0, ids_of(indices[0])
+            if all(map(eq, repeat(first), map(ids_of, indices))):
+                runs = [(0, len(indices), first)]
+            else:
+                runs = []
+                prev = first
+                for k, i in enumerate(indices):
+                    ids = ids_of(i)
+                    if ids is not prev and ids != prev:
+                        runs.append((start, k, prev))
+                        start, prev = k, ids
+                runs.append((start, len(indices), prev))
+        sliceable = isinstance(indices, range) and indices.step == 1 and isinstance(test, list)
+        for a, b, ids in runs:
+            part = indices[a:b]
+            if b - a == 1:  # examples of this row only (BM25, random): a plan would serve one row
+                i = part[0]
+                recs = [self._general(i, lab, ids) for lab in (labels or (None,))]
+                yield recs if records else [r.rendered for r in recs]
+                continue
+            run = self._rows_fn(ids, labels, records)
+            if run is None:
+                recs = (r for i in part for r in self.build_row(i, ids=ids))
+                yield recs if records else (r.rendered for r in recs)
+                continue
+            for c in range(0, len(part), _CHUNK):
+                sub = part[c:c + _CHUNK]
+                rows = test[sub.start:sub.stop] if sliceable else map(test.__getitem__, sub)
+                # A chunk only allocates new, acyclic objects that all stay referenced: the collector
+                # has nothing to find in it, yet would run every 700 of them (half the build time when a
+                # task's prompts are kept). It is paused for the chunk and runs once after it.
+                paused = gc.isenabled()
+                if paused:
+                    gc.disable()
+                try:
+                    out = run(sub, rows)
+                finally:
+                    if paused:
+                        gc.enable()
+                yield out
 
     # ------------------------------------------------------------------ normalizing_str
     def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:
@@ -409,7 +599,14 @@ def _mentions_ice(compiled: Any) -> bool:
 def _ice_has_marker(ice: Ice) -> bool:
     if isinstance(ice, str):
         return _MARK_OPEN in ice or _MARK_CLOSE in ice
-    return any(_MARK_OPEN in repr(it) or _MARK_CLOSE in repr(it) for it in ice.items)
+    for it in ice.items:
+        t = type(it)
+        if t is SectionMark:
+            continue  # section names are ours
+        text = it if t is str else (it.prompt or "") if (t is Turn and not it.extra and it.parts is None) else repr(it)
+        if _MARK_OPEN in text or _MARK_CLOSE in text:
+            return True
+    return False
 
 
 def _has_marker_literals(dataset: DatasetSpec, model: ModelSpec) -> bool:

@@ -12,7 +12,7 @@ from promptweave.shots import Retriever, build_retriever
 
 Row = Mapping[str, Any]
 
-_TEMPLATE_TYPES = {"PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate"}
+_TEMPLATE_TYPES = {"PromptTemplate", "MultiTurnPromptTemplate", "MMPromptTemplate", "RawPromptTemplate"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,9 @@ class ReaderConfig:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
                     field_path: str = "reader_cfg") -> "ReaderConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError("reader_cfg must be a dict", file=file, field=field_path, value=cfg,
+                              expected="dict(input_columns=[...], output_column=...)")
         cfg = dict(cfg or {})
         cols = cfg.pop("input_columns", [])
         if isinstance(cols, str):
@@ -52,15 +55,25 @@ class InferencerConfig:
 
     @property
     def mode(self) -> str:
-        return "ppl" if self.type in ("PPLInferencer", "CLPInferencer", "PPLOnlyInferencer") else "gen"
+        """How prompts are built: ``ppl`` (one per label) for the scoring forms, else ``gen``."""
+        from promptweave.compat.inferencers import INFERENCERS
+
+        form = INFERENCERS.get(self.type)
+        return "ppl" if form is not None and form.mode in ("ppl", "clp", "ll", "ppl_only") else "gen"
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> "InferencerConfig":
+    def from_config(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None,
+                    field_path: str = "infer_cfg.inferencer") -> "InferencerConfig":
+        if cfg is not None and not isinstance(cfg, Mapping):
+            raise ConfigError("the inferencer must be a dict with a 'type'", file=file, field=field_path, value=cfg,
+                              expected="dict(type=GenInferencer, ...)")
         cfg = dict(cfg or {})
-        kind = cfg.pop("type", "GenInferencer")
+        kind = cfg.pop("type", None) or "GenInferencer"
         kind = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
         kind = kind.rsplit(".", 1)[-1]
         labels = cfg.pop("labels", None)
+        if labels is not None and not isinstance(labels, (list, tuple)):
+            raise ConfigError("labels must be a list", file=file, field=f"{field_path}.labels", value=labels)
         return cls(kind, tuple(labels) if labels is not None else None, cfg.pop("gen_field_replace_token", ""),
                    cfg.pop("normalizing_str", None), cfg)
 
@@ -78,8 +91,16 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
     kind_name = kind_name.rsplit(".", 1)[-1]
     if kind_name not in _TEMPLATE_TYPES:
-        raise TemplateError(f"unknown template type {kind_name!r}", file=file, field=field_path + ".type",
-                            expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+        from promptweave.errors import UnsupportedError
+
+        # reference dataset modules define template classes whose prompt is computed by their code
+        raise UnsupportedError(f"unknown template type {kind_name!r} (a template class whose prompt is written by "
+                               "code is not supported)", file=file, field=field_path + ".type", value=kind_name,
+                               expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+    if kind_name == "RawPromptTemplate":
+        from promptweave.prompt.raw import raw_template_config
+
+        cfg = raw_template_config(cfg, as_ice=field_path.endswith("ice_template"), file=file, field=field_path)
     if "template" not in cfg:
         raise TemplateError("missing 'template'", file=file, field=field_path + ".template")
     template = cfg.pop("template")
@@ -150,6 +171,12 @@ class DatasetSpec:
             raise TemplateError("an ice_template used alone is also the prompt template, so it needs an ice_token",
                                 file=file, field=f"{field_path}.infer_cfg.ice_template.ice_token")
         retr_cfg = infer.get("retriever")
+        if retr_cfg is not None and not isinstance(retr_cfg, Mapping):
+            from promptweave.errors import RetrieverError
+
+            raise RetrieverError("the retriever must be a dict with a 'type'", file=file,
+                                 field=f"{field_path}.infer_cfg.retriever", value=retr_cfg,
+                                 expected="dict(type=ZeroRetriever)")
         if isinstance(retr_cfg, Mapping):
             # Searching retrievers compare the input columns only (never the answer).
             retr_cfg = {"input_columns": list(reader.input_columns), "output_column": reader.output_column,
@@ -165,7 +192,8 @@ class DatasetSpec:
         spec = cls(
             abbr=str(cfg.get("abbr") or cfg.get("path") or "dataset"),
             reader=reader, prompt_template=pt, ice_template=it, retriever=retriever,
-            inferencer=InferencerConfig.from_config(infer.get("inferencer")),
+            inferencer=InferencerConfig.from_config(infer.get("inferencer"), file=file,
+                                                    field_path=f"{field_path}.infer_cfg.inferencer"),
             train=train, test=test, file=file, field=field_path,
             extra={k: v for k, v in cfg.items() if k not in ("infer_cfg", "reader_cfg", "abbr")},
         )
@@ -174,22 +202,36 @@ class DatasetSpec:
         return spec
 
     def check_columns(self) -> None:
-        """Warn (as the references tolerate it) about placeholders no row can fill."""
+        """Placeholders no row can fill: a near miss of a column (``{Question}`` for ``question``) is an error
+        with a "did you mean"; others stay in the prompt as written (the references tolerate them, and prompts
+        hold braces such as LaTeX), with a warning."""
+        import difflib
+
+        from promptweave.errors import DataError
+
         columns: set[str] = set()
         for rows in (self.test, self.train):
             for row in rows[:50]:
                 columns.update(row.keys())
         if not columns:
             return
+        cols = sorted(columns)
         for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
             if tpl is None:
                 continue
             for ph in sorted(tpl.placeholder_names()):
-                if ph.isidentifier() and ph not in columns:
-                    warnings.warn(
-                        f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
-                        f"{{{ph}}} names no column of the rows (columns: {', '.join(sorted(columns))}); "
-                        "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
+                if not ph.isidentifier() or ph in columns:
+                    continue
+                near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
+                                                                                                  cutoff=0.75)
+                if near:
+                    raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?",
+                                    file=self.file, field=f"{self.field}.infer_cfg.{name}.template",
+                                    value="{" + ph + "}", expected="one of the columns: " + ", ".join(cols))
+                warnings.warn(
+                    f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
+                    f"{{{ph}}} names no column of the rows (columns: {', '.join(cols)}); "
+                    "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
 
 
 @dataclass
@@ -215,14 +257,20 @@ class ModelSpec:
                     field_path: str = "model") -> "ModelSpec":
         kind = cfg.get("kind")
         if kind is None:
-            t = cfg.get("type", "")
-            tname = t if isinstance(t, str) else getattr(t, "__name__", str(t))
-            kind = "api" if _looks_api(tname) else "lm"
+            from promptweave.compat.models import MODEL_TYPES, type_name
+
+            tname = type_name(cfg.get("type", ""))
+            known = MODEL_TYPES.get(tname)
+            kind = known.kind if known is not None else ("api" if _looks_api(tname) else "lm")
         if kind not in ("lm", "api"):
             raise ConfigError("model kind must be 'lm' (text) or 'api' (chat)", file=file, field=f"{field_path}.kind",
                               value=kind)
-        meta = MetaTemplate.from_config(cfg.get("meta_template"), kind=kind, file=file,
-                                        field=f"{field_path}.meta_template")
+        meta_cfg = cfg.get("meta_template")
+        if meta_cfg is None and kind == "api" and "kind" not in cfg:
+            from promptweave.compat.models import default_meta_template
+
+            meta_cfg = default_meta_template(cfg)
+        meta = MetaTemplate.from_config(meta_cfg, kind=kind, file=file, field=f"{field_path}.meta_template")
         abbr = str(cfg.get("abbr") or cfg.get("name") or cfg.get("path") or "model")
         dialect = cfg.get("dialect", "promptweave")
         if dialect not in DIALECTS:

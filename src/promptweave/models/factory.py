@@ -8,14 +8,15 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from promptweave.errors import ConfigError
+from promptweave.errors import ConfigError, UnsupportedError
 from promptweave.models.base import GenerationParams
 
-HF_TYPES = {"TransformersModel", "HFModel", "HuggingFace", "HuggingFaceCausalLM", "HuggingFaceBaseModel", "HuggingFacewithChatTemplate",
-            "HuggingFaceChatGLM3", "hf", "transformers"}
-OPENAI_TYPES = {"OpenAICompatModel", "OpenAI", "OpenAISDK", "OpenAIAsync", "OpenAICompat", "VLLMAPI", "VLLMCustomAPIChat",
-                "LMDeployAPI", "openai", "openai_compat", "api"}
-VLLM_TYPES = {"VLLM", "VLLMwithChatTemplate", "vllm"}
+from promptweave.compat.models import MODEL_TYPES, resolve_model_type
+
+# kept for callers that test membership; the registry (compat/models.py) is the source
+HF_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "hf"}
+OPENAI_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "openai"}
+VLLM_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "vllm"}
 
 
 def cfg_get(cfg: Any, key: str, default: Any = None) -> Any:
@@ -43,37 +44,81 @@ def meta_eos(cfg: Any) -> Any:
     return cfg_get(meta, "eos_token_id") if meta is not None else None
 
 
-def generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = None) -> GenerationParams:
-    """Decoding settings from a model config (``max_out_len``, ``generation_kwargs``, ``stop_words``...)."""
-    gk = dict(cfg_get(cfg, "generation_kwargs") or {})
-    temperature = float(gk.pop("temperature", cfg_get(cfg, "temperature", 0.0)) or 0.0)
+def generation_params(cfg: Any, *, max_out_len: int | None = None, stop: Any = None,
+                      generation_kwargs: Mapping[str, Any] | None = None) -> GenerationParams:
+    """Decoding settings from a model config (``max_out_len``, ``generation_kwargs``, ``stop_words``...).
+
+    ``generation_kwargs`` from the inferencer (``SCInferencer``'s sampling settings) override the model's,
+    as the reference passes them last. TurboMind's ``gen_config`` counts as the model's generation kwargs.
+    """
+    gk: dict[str, Any] = {}
+    for key, src in (("gen_config", cfg_get(cfg, "gen_config")), ("generation_kwargs", cfg_get(cfg, "generation_kwargs")),
+                     ("inferencer.generation_kwargs", generation_kwargs)):
+        if src is None:
+            continue
+        if not isinstance(src, Mapping):
+            raise ConfigError(f"{key} must be a dict", field=key, value=src)
+        gk.update(src)
+    temperature = _number(gk.pop("temperature", cfg_get(cfg, "temperature", 0.0)) or 0.0, "temperature")
     if gk.pop("do_sample", None) is False:
         temperature = 0.0
     top_p = gk.pop("top_p", None)
+    if top_p is not None:
+        top_p = _number(top_p, "generation_kwargs.top_p")
     seed = gk.pop("seed", cfg_get(cfg, "seed"))
-    stops = list(stop or []) + list(cfg_get(cfg, "stop_words") or []) + list(gk.pop("stop", None) or [])
-    gk.pop("max_new_tokens", None)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError("seed must be a whole number", field="generation_kwargs.seed", value=seed)
+    stops: list[Any] = []
+    for key, src in (("inferencer.stopping_criteria", stop), ("stop_words", cfg_get(cfg, "stop_words")),
+                     ("generation_kwargs.stop", gk.pop("stop", None))):
+        if src is None:
+            continue
+        if isinstance(src, str):
+            src = [src]
+        if not isinstance(src, (list, tuple)):
+            raise ConfigError(f"{key} must be a list of strings", field=key, value=src)
+        stops += list(src)
+    stops = [s for s in stops if isinstance(s, str) and s]
+    new_tokens = gk.pop("max_new_tokens", None)
     extra = {k: v for k, v in gk.items() if k in ("top_k", "repetition_penalty", "min_p")}
-    return GenerationParams(max_out_len=int(max_out_len or cfg_get(cfg, "max_out_len") or 512),
-                            temperature=temperature, top_p=top_p, stop=tuple(dict.fromkeys(stops)), seed=seed,
-                            extra=extra)
+    out = max_out_len or cfg_get(cfg, "max_out_len") or new_tokens or 512
+    if isinstance(out, bool) or not isinstance(out, int) or out < 1:
+        raise ConfigError("max_out_len must be a positive whole number", field="max_out_len", value=out)
+    return GenerationParams(max_out_len=out, temperature=temperature, top_p=top_p,
+                            stop=tuple(dict.fromkeys(stops)), seed=seed, extra=extra)
+
+
+def _number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{field} must be a number", field=field, value=value)
+    return float(value)
+
+
+def _api_url(cfg: Any) -> Any:
+    url = cfg_get(cfg, "openai_api_base") or cfg_get(cfg, "base_url") or cfg_get(cfg, "url")
+    if isinstance(url, (list, tuple)):
+        url = url[0] if url else None
+    if not url and cfg_get(cfg, "host_ip"):  # AISBench service models name host and port
+        url = f"http://{cfg_get(cfg, 'host_ip')}:{cfg_get(cfg, 'host_port') or 8080}/v1"
+    return url
 
 
 def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -> Any:
-    """A model backend from its config; raises :class:`ConfigError` naming the bad field."""
-    kind = type_name(cfg)
+    """A model backend from its config (type resolved by ``compat.models``); typed errors name the bad field."""
+    mt = resolve_model_type(cfg)
     name = model_name(cfg)
-    if kind in OPENAI_TYPES:
+    if cfg_get(cfg, "peft_path"):
+        raise UnsupportedError("LoRA / PEFT adapters are not loaded; merge the adapter into the checkpoint and "
+                               "point path at it", field="models[].peft_path", value=cfg_get(cfg, "peft_path"))
+    if mt.backend == "openai":
         from promptweave.models.openai_compat import OpenAICompatModel
 
-        url = cfg_get(cfg, "openai_api_base") or cfg_get(cfg, "base_url") or cfg_get(cfg, "url")
+        url = _api_url(cfg)
         if not url:
             raise ConfigError("an API model needs base_url (or openai_api_base)", field="models[].base_url",
                               value=name)
-        if isinstance(url, (list, tuple)):
-            url = url[0]
         key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
-        if key == "ENV" or key is None:
+        if key == "ENV" or not key:
             key = os.environ.get(cfg_get(cfg, "api_key_env") or "OPENAI_API_KEY")
         qps = cfg_get(cfg, "query_per_second")
         kw: dict[str, Any] = dict(
@@ -87,38 +132,45 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
             revision=cfg_get(cfg, "revision"),
         )
         # a text ("lm") model behind an OpenAI server gets /completions; a chat ("api") model gets chat
-        endpoint = cfg_get(cfg, "endpoint") or ("completions" if cfg_get(cfg, "kind") == "lm" else "chat")
+        kind = cfg_get(cfg, "kind") or mt.kind
+        endpoint = cfg_get(cfg, "endpoint") or ("completions" if kind == "lm" else "chat")
         kw["endpoint"] = "completions" if endpoint in ("completion", "completions") else endpoint
         if cfg_get(cfg, "backoff_base") is not None:
             kw["backoff_base"] = float(cfg_get(cfg, "backoff_base"))
         kw.update(retry_overrides or {})
         return OpenAICompatModel(str(url), str(cfg_get(cfg, "model") or cfg_get(cfg, "path") or name),
                                  api_key=key, **kw)
-    if kind in HF_TYPES:
+    if mt.backend == "hf":
         from promptweave.models.hf import HFModel
 
         path = cfg_get(cfg, "path")
         if not path:
             raise ConfigError("a transformers model needs a path", field="models[].path", value=name)
         mk = dict(cfg_get(cfg, "model_kwargs") or {})
+        mk.pop("trust_remote_code", None)  # never run checkpoint code
         dtype = str(mk.pop("torch_dtype", mk.pop("dtype", cfg_get(cfg, "dtype", "auto")))).replace("torch.", "")
         device = mk.pop("device_map", cfg_get(cfg, "device", "auto"))
         if not isinstance(device, str) or device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
             device = "auto"
+        tk = dict(cfg_get(cfg, "tokenizer_kwargs") or {})
+        tk.pop("trust_remote_code", None)
         return HFModel(str(path), name=name, tokenizer_path=cfg_get(cfg, "tokenizer_path"),
                        revision=cfg_get(cfg, "revision"), device=device, dtype=dtype,
                        batch_size=int(cfg_get(cfg, "batch_size") or 8), max_seq_len=cfg_get(cfg, "max_seq_len"),
-                       eos_token_id=meta_eos(cfg), model_kwargs=mk,
-                       tokenizer_kwargs=dict(cfg_get(cfg, "tokenizer_kwargs") or {}))
-    if kind in VLLM_TYPES:
-        from promptweave.models.vllm_backend import VLLMModel
+                       eos_token_id=meta_eos(cfg), model_kwargs=mk, tokenizer_kwargs=tk)
+    from promptweave.models.vllm_backend import VLLMModel
 
-        mk = dict(cfg_get(cfg, "model_kwargs") or {})
-        return VLLMModel(str(cfg_get(cfg, "path")), name=name, max_seq_len=cfg_get(cfg, "max_seq_len"),
-                         eos_token_id=meta_eos(cfg), engine_kwargs=mk)
-    raise ConfigError("unknown model type", field="models[].type", value=kind or None,
-                      expected="a transformers type (HuggingFaceCausalLM, ...), an OpenAI-compatible type "
-                               "(OpenAI, OpenAISDK, ...) or VLLM")
+    path = cfg_get(cfg, "path")
+    if not path:
+        raise ConfigError("a vLLM model needs a path", field="models[].path", value=name)
+    ek = dict(cfg_get(cfg, "model_kwargs") or {})
+    engine = dict(cfg_get(cfg, "engine_config") or {})  # TurboMind's names, translated
+    if "tp" in engine:
+        ek.setdefault("tensor_parallel_size", engine["tp"])
+    max_seq = cfg_get(cfg, "max_seq_len") or engine.get("session_len")
+    batch = cfg_get(cfg, "batch_size") or engine.get("max_batch_size") or 256
+    return VLLMModel(str(path), name=name, max_seq_len=max_seq, eos_token_id=meta_eos(cfg), engine_kwargs=ek,
+                     batch_size=int(batch))
 
 
 def load_token_counter(cfg: Any) -> Any:

@@ -228,7 +228,10 @@ class HFModel:
                              "model a meta template instead", field="path", value=self.path)
         prompts = []
         for conv in conversations:
-            ids = self.tokenizer.apply_chat_template(list(conv), add_generation_prompt=True, tokenize=True)
+            from promptweave.models.openai_compat import _openai_message  # forms hook: renderer roles → chat roles
+
+            ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
+                                                     tokenize=True)
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
             prompts.append([list(ids)])

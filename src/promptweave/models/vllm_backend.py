@@ -68,6 +68,22 @@ class VLLMModel:
         outs = self.llm.generate(self._prompts(prompts), sp, use_tqdm=False)
         return [cut_at_stop(o.outputs[0].text, params.stop) for o in outs]
 
+    def chat(self, conversations: Sequence[Sequence[dict]], params: GenerationParams) -> list[str]:
+        """Answer message lists through the tokenizer's own chat template (``VLLMwithChatTemplate`` configs)."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
+                             "model a meta template instead", field="path", value=self.path)
+        prompts: list[Rendered] = []
+        for conv in conversations:
+            from promptweave.models.openai_compat import _openai_message
+
+            ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
+                                                     tokenize=True)
+            if hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            prompts.append([list(ids)])
+        return self.generate(prompts, params)
+
     def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:
         """Per-token log-probs (tokens 2..n); vLLM's prefix caching shares common prefixes itself."""
         from vllm import SamplingParams

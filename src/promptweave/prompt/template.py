@@ -12,6 +12,7 @@ import warnings
 
 from promptweave.errors import PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
+from promptweave.prompt.raw import EXPAND_ROLE, expand_turns
 from promptweave.prompt.text import ICE, CompiledText
 
 _TURN_KEYS = ("role", "prompt", "fallback_role")
@@ -147,7 +148,7 @@ class PromptTemplate:
                     raise self._err("a dialogue item must be a string or a turn dict", p, value=item)
         if self.ice_token and not found_ice:
             # The references accept this (examples are then simply not shown); the builder
-            # raises if examples were actually retrieved for such a template.
+            # warns again if examples were actually retrieved for such a template.
             warnings.warn(f"{self.file + ': ' if self.file else ''}{self.field}{path}: ice_token "
                           f"{self.ice_token!r} does not occur in the dialogue, so in-context examples have no place",
                           PromptweaveWarning, stacklevel=4)
@@ -230,6 +231,23 @@ class PromptTemplate:
         self._compiled[ck] = out
         return out
 
+    def expand_columns(self) -> list[str]:
+        """Columns whose message lists a RawPromptTemplate splices in (``expand_column``)."""
+        out: list[str] = []
+
+        def walk(v: Any) -> None:
+            if isinstance(v, Mapping):
+                if v.get("role") == EXPAND_ROLE:
+                    out.append(v["expand_column"])
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+
+        walk(self.template)
+        return out
+
     def placeholder_names(self) -> set[str]:
         """Every ``{name}`` any of this template's texts mention."""
         names: set[str] = set()
@@ -286,6 +304,9 @@ def fill_items(compiled: Any, row: Mapping[str, Any], ice: Ice = "", *, field: s
                         out.extend(ice.items)
             else:
                 out.append(it.fill(row, ice if not ice_is_dialogue else ""))
+        elif it.role == EXPAND_ROLE:  # RawPromptTemplate's expand_column: the row's own messages
+            col = dict(it.extra)["expand_column"]
+            out.extend(expand_turns(col, row.get(col), field=it.field))
         else:
             prompt = None
             if it.prompt is not None:

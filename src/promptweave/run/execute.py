@@ -38,6 +38,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _rows(task: Task, model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
     ev = task.evaluation
     by_index = {}
     for r in task.records:
@@ -57,8 +59,13 @@ def _rows(task: Task, model: Any, cache: ResponseCache,
         for c in infer_clp(model, task.records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
+    elif task.mode in ("sc", "ll", "ppl_only"):  # forms hook: self-consistency, log-likelihood, ppl-only
+        from promptweave.infer.forms import form_rows
+
+        out = form_rows(task, model, cache, progress)
     else:
-        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode, expected="gen, ppl or clp")
+        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
+                               expected="gen, ppl, clp, sc, ll or ppl_only")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:

@@ -10,29 +10,46 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ConfigError, PromptweaveWarning
+from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, RoleError, UnsupportedError
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
 from promptweave.run.task import Task
-
-_MODES = {"GenInferencer": "gen", "ChatInferencer": "gen", "AttackInferencer": "gen", "SCInferencer": "gen",
-          "PPLInferencer": "ppl", "PPLOnlyInferencer": "ppl", "LLInferencer": "ppl", "CLPInferencer": "clp",
-          "MultiTurnGenInferencer": "multiturn"}
 
 # eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
 _SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
 
 
-def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type") -> str:
-    """gen / ppl / clp / multiturn for an inferencer type name (OpenCompass names, dotted paths accepted)."""
-    name = str(inferencer_type).rsplit(".", 1)[-1]
-    if name not in _MODES:
-        raise ConfigError("unknown inferencer", field=where, value=name, expected=", ".join(sorted(_MODES)))
-    return _MODES[name]
+def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type", settings: Any = None,
+               file: str | None = None) -> str:
+    """The form (gen / ppl / clp / multiturn / sc / ll / ppl_only) an inferencer runs as; unknown ones are PW160."""
+    from promptweave.compat.inferencers import inferencer_name, resolve_inferencer
+
+    base = where[:-len(".type")] if where.endswith(".type") else where
+    return resolve_inferencer(inferencer_name(inferencer_type), settings, file=file, field=base)[0].mode
+
+
+_SCORING = ("ppl", "ll", "ppl_only", "clp")
+
+
+def check_scoring_model(mode: str, mcfg: Any, *, file: str | None, where: str) -> None:
+    """Perplexity-type scoring needs per-token log-probs of the prompt, which a chat endpoint cannot give."""
+    from promptweave.compat.models import MODEL_TYPES, type_name
+
+    mt = MODEL_TYPES.get(type_name(cfg_get(mcfg, "type")))
+    kind = cfg_get(mcfg, "kind") or (mt.kind if mt else None)
+    if mode in _SCORING and mt is not None and mt.backend == "openai" and kind == "api":
+        raise UnsupportedError(
+            f"{mode} scoring needs the log-probability of every prompt token, which a chat API does not return",
+            file=file, field=f"{where}.kind", value=kind,
+            expected="kind='lm' on an OpenAI-compatible /completions endpoint that returns prompt logprobs "
+                     "(echo, e.g. vLLM), or a local model (HuggingFaceBaseModel, VLLM)")
 
 
 def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict, dict[str, str]]:
     """``eval_cfg`` without the multi-turn scoring keys, and those keys' values (checked)."""
+    if eval_cfg is not None and not isinstance(eval_cfg, Mapping):
+        raise ConfigError("eval_cfg must be a dict", field=where, value=eval_cfg,
+                          expected="dict(evaluator=dict(type=...), pred_postprocessor=...)")
     cfg = dict(eval_cfg or {})
     got: dict[str, str] = {}
     for key, allowed in _SCORE_KEYS.items():
@@ -127,66 +144,252 @@ class _Counters:
 def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
                 make_model: Callable[[Any], Any] = build_model,
-                token_counter: Callable[[Any], Any] = load_token_counter,
-                rows: range | None = None, opened: Mapping[int, Any] | None = None) -> list[Task]:
+                token_counter: Callable[[Any], Any] = load_token_counter, load_data: bool = True,
+                opened: dict[int, Any] | None = None, rows: range | None = None) -> list[Task]:
     """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
 
     With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
     examples that fit (``ShotFitter``), counted with the model's tokenizer
-    (``token_counter(model_cfg)``, None when it has none).
-
-    ``rows`` (ray executor: one shard) builds only those test rows (clipped to the
-    limit); ``opened`` gives already-opened datasets by index (shared, not re-read).
+    (``token_counter(model_cfg)``, None when it has none). ``load_data=False`` (``lint --no-data``)
+    checks everything but the rows: each task then holds one prompt built from a stand-in row.
+    ``opened`` keeps opened datasets by index across calls (``lint`` plans one pair at a time).
+    Errors name the config file. ``rows`` (ray executor: one shard) builds only those test rows
+    (clipped to the limit).
     """
-    from promptweave.config import open_dataset, open_model
-    from promptweave.engine import PromptBuilder
+    try:
+        return _plan(cfg, limit=limit, allow_code=allow_code, datasets=datasets, models=models,
+                     make_model=make_model, token_counter=token_counter, load_data=load_data,
+                     opened={} if opened is None else opened, rows=rows)
+    except PromptweaveError as exc:
+        if exc.file is None:
+            raise exc.at(file=str(cfg.path)) from None
+        raise
+
+
+def _stand_in_dataset(cfg: Any, i: int) -> Any:
+    """The dataset's spec with one stand-in row (each column holds ``<name>``) instead of its data."""
+    from promptweave.engine.spec import DatasetSpec
+
+    where = f"datasets[{i}]"
+    ds = DatasetSpec.from_config(cfg.datasets[i], train=[], test=[], file=str(cfg.path), field_path=where,
+                                 check_columns=False)
+    cols = list(ds.reader.input_columns)
+    if ds.reader.output_column:
+        cols.append(ds.reader.output_column)
+    row: dict[str, Any] = {c: f"<{c}>" for c in cols}
+    labels = list(ds.inferencer.labels or [])
+    for tpl in (ds.prompt_template, ds.ice_template):
+        if not labels and tpl is not None and getattr(tpl, "is_label_dict", False):
+            labels = tpl.labels()
+    if labels and ds.reader.output_column:
+        row[ds.reader.output_column] = labels[0]  # a label the templates know
+    for tpl in (ds.prompt_template, ds.ice_template):
+        for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
+            row[col] = [{"role": "user", "content": f"<{col}>"}]
+    ds.train, ds.test, ds.same_split = [row], [row], False
+    check_placeholders(ds, columns=cols)
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
+    return ds
+
+
+def _check_loader(raw: Any, *, file: str, where: str) -> None:
+    """The dataset's loader ``type`` resolves (native, or the installed reference's registry), without reading data.
+
+    Uses the data package's own choice (``data.loaders.choose``) when it has one; older layouts had no loader classes.
+    """
+    try:
+        from promptweave.data.loaders import choose, loader_name
+    except ImportError:
+        return
+    try:
+        name = loader_name(raw)
+        if name is not None:
+            choose(name, file=file)
+    except PromptweaveError as exc:
+        raise exc.at(file=file, prefix=where) from None
+
+
+def _shots_for_stand_in(ds: Any) -> list[int]:
+    if ds.ice_template is None or type(ds.retriever).__name__ == "ZeroRetriever":
+        return []
+    return [0] if ds.template.ice_token else []
+
+
+def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
+    """Without data only the reader's columns are known (rows may hold more), so only a placeholder that
+    differs from one of them in case is an error (``{OPTION_A}`` for ``option_A``); with rows,
+    ``DatasetSpec.check_columns`` checks near misses against the real columns."""
+    cols = list(dict.fromkeys(columns))
+    for name, tpl in (("prompt_template", ds.prompt_template), ("ice_template", ds.ice_template)):
+        if tpl is None or not hasattr(tpl, "placeholder_names"):
+            continue
+        for ph in sorted(tpl.placeholder_names()):
+            near = [c for c in cols if c.lower() == ph.lower()]
+            if ph.isidentifier() and ph not in cols and near:
+                raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
+                                field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
+                                expected="one of the columns: " + ", ".join(cols))
+
+
+def _judge_models(obj: Any, path: str) -> list[tuple[str, Any]]:
+    """Every ``judge_cfg`` with a model ``type`` inside an ``eval_cfg`` (LLM-as-judge evaluators, nested ones too)."""
+    out: list[tuple[str, Any]] = []
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            sub = f"{path}.{k}"
+            if k == "judge_cfg" and isinstance(v, Mapping) and v.get("type") is not None:
+                out.append((sub, v))
+            else:
+                out += _judge_models(v, sub)
+    elif isinstance(obj, (list, tuple)):
+        for n, v in enumerate(obj):
+            out += _judge_models(v, f"{path}[{n}]")
+    return out
+
+
+def _locate_role(obj: Any, role: Any, path: str) -> str | None:
+    """The config path of the first turn whose role (or fallback_role) is ``role``."""
+    if isinstance(obj, Mapping):
+        for key in ("role", "fallback_role"):
+            if obj.get(key) == role:
+                return f"{path}.{key}"
+        for k, v in obj.items():
+            found = _locate_role(v, role, f"{path}.{k}" if isinstance(k, str) and k.isidentifier()
+                                 else f"{path}[{k!r}]")
+            if found:
+                return found
+    elif isinstance(obj, (list, tuple)):
+        for n, v in enumerate(obj):
+            found = _locate_role(v, role, f"{path}[{n}]")
+            if found:
+                return found
+    return None
+
+
+def _role_error(exc: Any, raw: Any, i: int, j: int, file: str) -> Any:
+    """A role error from rendering, re-located at the template turn that names the role (PW120 names the field)."""
+    from promptweave.errors import RoleError
+
+    infer = raw.get("infer_cfg") or {}
+    field = None
+    for name in ("prompt_template", "ice_template"):
+        tpl = infer.get(name)
+        if isinstance(tpl, Mapping):
+            field = _locate_role(tpl, exc.value, f"datasets[{i}].infer_cfg.{name}")
+        if field:
+            break
+    return RoleError(f"{exc.message} (the meta template of models[{j}])", file=file,
+                     field=field or f"datasets[{i}].infer_cfg.prompt_template", value=exc.value,
+                     expected=exc.expected)
+
+
+def _conts(ds: Any, n: int | Sequence[int], where: str) -> dict[int, Any]:
+    out = {}
+    for k in (range(n) if isinstance(n, int) else n):
+        row = ds.test[k]
+        if "cont" not in row:
+            raise DataError("LLInferencer scores each row's 'cont' column, which this row lacks", file=ds.file,
+                            field=f"{where}.test[{k}].cont", expected="a 'cont' column in the rows (list it in reader_cfg.input_columns if the reader drops it)")
+        out[k] = row["cont"]
+    return out
+
+
+def _records(builder: Any, ds: Any, n: int | range, load_data: bool, budget: int | None, counters: "_Counters",
+             j: int, mcfg: Any) -> list[Any]:
+    """Every row's prompts (in-context examples fitted to the budget), or the stand-in row's without data."""
     from promptweave.engine.fit import ShotFitter
 
+    if not load_data:
+        return builder.build_row(0, ids=_shots_for_stand_in(ds))
+    todo = range(n) if isinstance(n, int) else n  # ray helper: a shard's row range
+    count = None
+    if budget is not None and any(builder.shot_ids[k] for k in todo):
+        count = counters.get(j, mcfg)
+    if count is not None:
+        return list(ShotFitter(builder, count, budget).build_all(todo))
+    return list(builder.build_all(todo))
+
+
+def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,
+          models: Sequence[int] | None, make_model: Callable[[Any], Any], token_counter: Callable[[Any], Any],
+          load_data: bool, opened: dict[int, Any], rows: range | None = None) -> list[Task]:
+    from promptweave.compat.inferencers import resolve_inferencer
+    from promptweave.compat.models import model_notes, resolve_model_type
+    from promptweave.config import open_dataset, open_model
+    from promptweave.engine import PromptBuilder
+
     counters = _Counters(token_counter)
+    file = str(cfg.path)
 
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
     specs = [open_model(cfg, j) for j in model_ids]
+    for j in model_ids:
+        for note in model_notes(cfg.models[j]):
+            warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
     tasks: list[Task] = []
     for i in ds_ids:
-        ds = opened[i] if opened is not None and i in opened else open_dataset(cfg, i)
+        ds = opened.get(i)
+        if ds is None:
+            ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
+            opened[i] = ds
         raw = cfg.datasets[i]
         where = f"datasets[{i}].infer_cfg.inferencer"
-        mode = infer_mode(ds.inferencer.type, where=where + ".type")
+        settings = ds.inferencer.settings
+        form, notes = resolve_inferencer(ds.inferencer.type, settings, file=file, field=where)
+        for note in notes:
+            warnings.warn(f"{file}: {note}", PromptweaveWarning, stacklevel=3)
+        mode = form.mode
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
         todo = range(n) if rows is None else range(max(0, rows.start), min(n, rows.stop))  # ray: one shard
         if mode == "multiturn":
+            n = n if load_data else 0  # a conversation's turns come from real rows
             tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code,
                                       None if rows is None else todo)
             continue
         _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
+        for jwhere, jcfg in _judge_models(raw.get("eval_cfg"), f"datasets[{i}].eval_cfg"):
+            resolve_model_type(jcfg, file=file, field=f"{jwhere}.type")  # the judge model must be one we can run
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in todo}
-        settings = ds.inferencer.settings
+        extra: dict[str, Any] = {}
+        if mode == "sc":
+            extra["sc_size"] = int(settings.get("sc_size", 1))
+        if mode == "ll":
+            extra["cont"] = _conts(ds, todo, f"datasets[{i}]") if load_data else {}
+        if mode == "ppl_only" and output is not None:
+            raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
+                                   "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
+                                   value=output, expected="output_column=None")
+        build_mode = "gen" if mode in ("gen", "sc", "clp") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
-            # CLP asks for the next token after the gen-mode prompt
-            builder = PromptBuilder(ds, mspec, "gen" if mode == "clp" else mode)
             mcfg = mspec.config
+            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
+                                          allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
+                                          # eval hook: the test rows for evaluators, the model's postprocessor
+                                          rows=ds.test, model_cfg=mcfg)
+            try:
+                check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
+            except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it
+                tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                                  records=[], mode=mode, evaluation=evaluation, settings={"refused": exc}))
+                continue
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
-                                       stop=settings.get("stopping_criteria"))
-            budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=mode,
+                                       stop=settings.get("stopping_criteria"),
+                                       generation_kwargs=settings.get("generation_kwargs"))
+            budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=build_mode,
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
-            count = None
-            if budget is not None and any(builder.shot_ids[k] for k in todo):
-                count = counters.get(j, mcfg)
-            if count is not None:
-                records = ShotFitter(builder, count, budget).build_all(todo)
-            else:
-                records = list(builder.build_all(todo))
+            try:
+                builder = PromptBuilder(ds, mspec, build_mode)
+                records = _records(builder, ds, todo, load_data, budget, counters, j, mcfg)
+            except RoleError as exc:
+                raise _role_error(exc, raw, i, j, file) from None
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))
             tasks.append(Task(
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
-                records=records, mode=mode, params=params,
-                evaluation=build_evaluation(raw.get("eval_cfg"), mode="ppl" if mode != "gen" else "gen",
-                                            allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
-                                            # eval hook: the test rows for evaluators, the model's postprocessor
-                                            rows=ds.test, model_cfg=mcfg),
-                golds=golds, choices=[str(c) for c in choices],
-                normalizing_str=ds.inferencer.normalizing_str,
+                records=records, mode=mode, params=params, evaluation=evaluation,
+                golds=golds if load_data else {}, choices=[str(c) for c in choices],
+                normalizing_str=ds.inferencer.normalizing_str, settings=extra,
             ))
+            resolve_model_type(mcfg, file=file, field=f"models[{j}].type")  # after the prompts: their errors first
     return tasks

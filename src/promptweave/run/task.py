@@ -33,6 +33,8 @@ class Task:
     multiturn: Any = None
     score_per: str = "turn"
     conversation_reduce: str = "all"
+    # forms hook: what the sc / ll / ppl_only forms need beyond params (sc_size; each row's 'cont')
+    settings: dict = field(default_factory=dict)
 
     @property
     def rows(self) -> int:

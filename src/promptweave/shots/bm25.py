@@ -6,8 +6,16 @@ A query's score adds one term contribution per query token, repeats included.
 
 The contribution of every (term, document) pair is computed once with the same
 floating-point operations as the reference, and a query's scores are summed in
-query-token order, so scores are bit-identical to the reference and the top-k
-(ties by lower index) is the same.
+query-token order, so scores are bit-identical to the reference.
+
+Choosing the top k: where the k-th and (k+1)-th scores differ and no two of the
+top k are equal, the ids and their order follow from the scores alone, and are
+the reference's. OpenCompass takes ``np.argsort(scores)[::-1][:k]``, whose order
+among equal scores is whatever NumPy's default (unstable, SIMD-dispatched) sort
+leaves, so it can change with the CPU. ``tie_break="id"`` (the default) orders
+by descending score, then ascending id, on every machine; ``tie_break="reference"``
+makes that same ``argsort`` call on the same score array, so it reproduces
+OpenCompass's choice on the machine it runs on (a full sort per query: slower).
 """
 from __future__ import annotations
 
@@ -96,26 +104,39 @@ class BM25Index:
         return np.bincount(idx, weights=w, minlength=self.n_docs)
 
     def search(self, queries: Sequence[Sequence[str]], k: int, *, exclude: Sequence[int | None] | None = None,
-               threads: int | None = None) -> list[list[int]]:
-        """Top-``k`` document ids per query, best first, ties by lower id; ``exclude[i]`` is never returned
-        for query ``i``. NumPy releases the GIL in the heavy steps, so chunks run on ``threads`` threads
-        (default: the CPU count, at most 8); the result does not depend on it."""
+               threads: int | None = None, tie_break: str = "id") -> list[list[int]]:
+        """Top-``k`` document ids per query, best first; ``exclude[i]`` is never returned for query ``i``.
+
+        Equal scores: ``tie_break="id"`` puts the lower id first; ``"reference"`` keeps the order of
+        ``np.argsort(scores)[::-1]`` as OpenCompass does (see the module notes). NumPy releases the GIL
+        in the heavy steps, so chunks run on ``threads`` threads (default: the CPU count, at most 8);
+        the result does not depend on it.
+        """
+        if tie_break not in TIE_BREAKS:
+            raise RetrieverError(f"unknown tie_break {tie_break!r}", field="tie_break", value=tie_break,
+                                 expected=" or ".join(repr(t) for t in TIE_BREAKS))
         n_threads = min(8, os.cpu_count() or 1) if threads is None else max(1, threads)
         if n_threads == 1 or len(queries) < 64:
-            return self._search(queries, k, exclude, 0)
+            return self._search(queries, k, exclude, 0, tie_break)
         step = max(16, -(-len(queries) // (n_threads * 4)))
         starts = list(range(0, len(queries), step))
         with ThreadPoolExecutor(n_threads) as pool:
-            parts = pool.map(lambda s: self._search(queries[s:s + step], k, exclude, s), starts)
+            parts = pool.map(lambda s: self._search(queries[s:s + step], k, exclude, s, tie_break), starts)
             return [ids for part in parts for ids in part]
 
     def _search(self, queries: Sequence[Sequence[str]], k: int, exclude: Sequence[int | None] | None,
-                offset: int) -> list[list[int]]:
+                offset: int, tie_break: str) -> list[list[int]]:
         out = []
         for i, q in enumerate(queries, offset):
             s = self.scores(q)
-            if exclude is not None and exclude[i] is not None:
-                s[exclude[i]] = -np.inf
+            skip = exclude[i] if exclude is not None else None
+            if tie_break == "reference":
+                # the reference's own call on the untouched array (changing one value could reorder ties)
+                best = np.argsort(s)[::-1][:k + (skip is not None)].tolist()
+                out.append([d for d in best if d != skip][:k])
+                continue
+            if skip is not None:
+                s[skip] = -np.inf
                 ids = top_k(s, min(k, self.n_docs - 1))
             else:
                 ids = top_k(s, k)
@@ -132,6 +153,9 @@ class BM25Index:
         n, k1, b, eps = a["meta"].tolist()
         vocab = {t: i for i, t in enumerate(json.loads(a["terms"].tobytes().decode("utf-8")))}
         return cls(vocab, a["indptr"], a["docs"], a["weights"], int(n), k1, b, eps)
+
+
+TIE_BREAKS = ("id", "reference")
 
 
 def _idf(df: list[int], n: int, epsilon: float) -> list[float]:
@@ -152,8 +176,13 @@ class BM25Retriever(Retriever):
     name = "BM25Retriever"
 
     def __init__(self, *, tokenizer: str = "regex", k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 input_columns: Sequence[str] | None = None, use_cache: bool = True, **kw: Any) -> None:
+                 input_columns: Sequence[str] | None = None, use_cache: bool = True, tie_break: str = "id",
+                 **kw: Any) -> None:
         super().__init__(**kw)
+        if tie_break not in TIE_BREAKS:
+            raise RetrieverError(f"unknown tie_break {tie_break!r}", field="tie_break", value=tie_break,
+                                 expected=" or ".join(repr(t) for t in TIE_BREAKS))
+        self.tie_break = tie_break
         self.tokenizer = tokenizer
         self.tokenize = get_tokenizer(tokenizer)
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
@@ -164,6 +193,8 @@ class BM25Retriever(Retriever):
     def settings(self) -> dict[str, Any]:
         out = {"type": self.name, "ice_num": self.ice_num, "tokenizer": self.tokenizer, "k1": self.k1,
                "b": self.b, "epsilon": self.epsilon}
+        if self.tie_break != "id":
+            out["tie_break"] = self.tie_break
         if self.input_columns is not None:
             out["input_columns"] = self.input_columns
         return out
@@ -173,7 +204,7 @@ class BM25Retriever(Retriever):
         key = None
         if self.use_cache:
             key = cache.key_of("bm25", {k: v for k, v in self.settings().items()
-                                        if k not in ("ice_num", "input_columns")}, texts)
+                                        if k not in ("ice_num", "input_columns", "tie_break")}, texts)
             got = cache.load_arrays("bm25", key)
             if got is not None:
                 self.cache_hit = True
@@ -196,4 +227,4 @@ class BM25Retriever(Retriever):
             return [[] for _ in indices]
         idx = self.index(corpus(train, self.input_columns))
         queries = [self.tokenize(t) for t in corpus([test[i] for i in indices], self.input_columns)]
-        return idx.search(queries, self.ice_num, exclude=indices if same_split else None)
+        return idx.search(queries, self.ice_num, exclude=indices if same_split else None, tie_break=self.tie_break)

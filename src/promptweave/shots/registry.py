@@ -21,6 +21,7 @@ RETRIEVERS: dict[str, str] = {
     "VoteKRetriever": "promptweave.shots.votek:VotekRetriever",
     "DPPRetriever": "promptweave.shots.dpp:DPPRetriever",
     "MDLRetriever": "promptweave.shots.mdl:MDLRetriever",
+    "XiezhiRetriever": "promptweave.shots.xiezhi:XiezhiRetriever",  # forms: a reference dataset's own retriever
 }
 
 

@@ -149,7 +149,8 @@ class RayExecutor:
         ds_refs: dict[int, Any] = {}
         for i in ds_ids:
             ds = open_dataset(cfg, i)
-            mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type")
+            mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
+                              settings=ds.inferencer.settings)
             shared = ds if mode == "multiturn" else with_shared_index(ds)
             n = len(ds.test) if req.limit is None else min(req.limit, len(ds.test))
             # tasks with no rows built: names, modes and evaluations for merging and scoring on the driver

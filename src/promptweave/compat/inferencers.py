@@ -1,0 +1,143 @@
+"""Inferencer ``type=`` names of OpenCompass / AISBench dataset configs → promptweave inference forms.
+
+A form is how a dataset's prompts are used: ``gen`` (one generation), ``ppl`` (score each label's prompt, lowest
+perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn`` (a conversation, one reply per
+BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
+answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
+``ppl_only`` (the perplexity of each prompt is the prediction). Every inferencer keyword is either honoured or
+named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptweave.errors import UnsupportedError
+
+# Keywords every reference inferencer accepts that have no effect on prompts or answers here.
+_COMMON_IGNORED = {
+    "batch_size": "the model config's batch_size (local) or concurrency (HTTP) sets batching",
+    "save_every": "every answer is stored in the response cache as it arrives",
+    "output_json_filepath": "predictions go to the work dir",
+    "output_json_filename": "predictions go to the work dir",
+    "fix_id_list": "set the retriever's fix_id_list",
+    "dump_timer": "",
+    "dump_res_length": "",
+}
+
+
+@dataclass(frozen=True)
+class InferencerForm:
+    """One reference inferencer as promptweave runs it."""
+
+    name: str
+    mode: str
+    honoured: frozenset[str] = frozenset()
+    ignored: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""  # said in the plan whenever the form is used (how it differs from the reference)
+
+
+_GEN = frozenset({"max_out_len", "max_seq_len", "stopping_criteria", "gen_field_replace_token",
+                  "generation_kwargs"})
+_PPL = frozenset({"max_seq_len", "labels", "normalizing_str"})
+
+INFERENCERS: dict[str, InferencerForm] = {
+    "GenInferencer": InferencerForm("GenInferencer", "gen", _GEN, {"min_out_len": "not enforced"}),
+    "ParallelGenInferencer": InferencerForm("ParallelGenInferencer", "gen", _GEN,
+                                            {"min_out_len": "not enforced"}),
+    "GLMChoiceInferencer": InferencerForm("GLMChoiceInferencer", "gen", _GEN | {"choices"}),
+    "LMMGenInferencer": InferencerForm("LMMGenInferencer", "gen", _GEN),
+    "ChatInferencer": InferencerForm(
+        "ChatInferencer", "gen", _GEN | {"infer_mode"}, {"temperature": "set generation_kwargs on the model",
+                                                         "do_sample": "set generation_kwargs on the model"},
+        ""),
+    "AgentInferencer": InferencerForm(
+        "AgentInferencer", "gen", _GEN | {"infer_mode"},
+        {"example": "the examples are the ones in the prompt template"},
+        "AgentInferencer runs tool-free: the dialogue up to its last assistant turn is sent to the model as is and "
+        "its reply is the prediction; tool calls it writes are not executed (the reference needs a Lagent agent "
+        "model for that)"),
+    "ParallelChatInferencer": InferencerForm("ParallelChatInferencer", "gen", _GEN | {"infer_mode"}),
+    "PPLInferencer": InferencerForm("PPLInferencer", "ppl", _PPL),
+    "CLPInferencer": InferencerForm("CLPInferencer", "clp", frozenset({"max_seq_len", "choices"}),
+                                    {"single_token": "choices are always scored as single tokens"}),
+    "MultiTurnGenInferencer": InferencerForm("MultiTurnGenInferencer", "multiturn", _GEN | {"infer_mode"}),
+    "SCInferencer": InferencerForm("SCInferencer", "sc", _GEN | {"sc_size"},
+                                   {"infer_type": "self-consistency is the only kind"}),
+    "LLInferencer": InferencerForm("LLInferencer", "ll", _PPL),
+    "PPLOnlyInferencer": InferencerForm("PPLOnlyInferencer", "ppl_only", frozenset({"max_seq_len"})),
+}
+
+UNSUPPORTED_INFERENCERS: dict[str, str] = {
+    "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
+    "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
+    "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
+    "SWCELossInferencer": "sliding-window cross-entropy over a corpus",
+    "InferencePPLOnlyInferencer": "token-wise perplexity with per-row token counts",
+    "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
+    "BFCLV3FunctionCallInferencer": "function calling (BFCL) needs tool schemas and a tool-call parser",
+}
+
+_CHAT_MODES = ("last", "every", "every_with_gt")
+
+
+def inferencer_name(t: Any) -> str:
+    if t is None:
+        return "GenInferencer"
+    if isinstance(t, str):
+        return t.rsplit(".", 1)[-1]
+    return str(getattr(t, "__name__", t))
+
+
+def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, file: str | None = None,
+                       field: str = "infer_cfg.inferencer") -> tuple[InferencerForm, list[str]]:
+    """The form an inferencer runs as, and a note for each keyword it ignores; typed errors name file and field."""
+    settings = dict(settings or {})
+    form = INFERENCERS.get(name)
+    if form is None:
+        why = UNSUPPORTED_INFERENCERS.get(name)
+        if why is not None:
+            raise UnsupportedError(f"{name} is not supported: {why}", file=file, field=f"{field}.type", value=name)
+        raise UnsupportedError("unknown inferencer", file=file, field=f"{field}.type", value=name,
+                               expected="one of " + ", ".join(sorted(INFERENCERS)))
+    if name in ("ChatInferencer", "ParallelChatInferencer", "AgentInferencer"):
+        mode = settings.get("infer_mode", "last")
+        if mode not in _CHAT_MODES:
+            raise UnsupportedError(f"unknown {name} infer_mode", file=file, field=f"{field}.infer_mode",
+                                   value=mode, expected=" or ".join(repr(m) for m in _CHAT_MODES))
+        if mode != "last" and name == "AgentInferencer":
+            raise UnsupportedError(
+                f"AgentInferencer infer_mode={mode!r} runs the agent's tools (a code interpreter) at every turn; "
+                "only the tool-free infer_mode='last' is supported", file=file, field=f"{field}.infer_mode",
+                value=mode)
+        if mode != "last":
+            raise UnsupportedError(
+                f"ChatInferencer infer_mode={mode!r} (a reply for every assistant turn) is not supported; "
+                "infer_mode='last' is, and AISBench's MultiTurnGenInferencer with a MultiTurnPromptTemplate "
+                "runs whole conversations", file=file, field=f"{field}.infer_mode", value=mode)
+    if form.mode == "sc":
+        n = settings.get("sc_size", 1)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise UnsupportedError("sc_size must be a positive whole number", file=file, field=f"{field}.sc_size",
+                                   value=n)
+    gk = settings.get("generation_kwargs")
+    if gk is not None and not isinstance(gk, Mapping):
+        raise UnsupportedError("generation_kwargs must be a dict", file=file, field=f"{field}.generation_kwargs",
+                               value=gk)
+    notes = [form.note] if form.note else []
+    ignored = {**_COMMON_IGNORED, **form.ignored}
+    for key in settings:
+        if key in form.honoured or key in ("labels", "normalizing_str", "gen_field_replace_token"):
+            continue
+        if key in ignored:
+            why = ignored[key]
+            notes.append(f"{field}.{key} is ignored" + (f": {why}" if why else ""))
+        else:
+            notes.append(f"{field}.{key} is not a setting promptweave knows for {name}; ignored")
+    return form, notes
+
+
+def inferencer_mode(name: str, settings: Mapping[str, Any] | None = None, *, file: str | None = None,
+                    field: str = "infer_cfg.inferencer") -> str:
+    return resolve_inferencer(name, settings, file=file, field=field)[0].mode
