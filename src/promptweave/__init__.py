@@ -13,6 +13,8 @@ Typical use::
     print(builder.build(0).rendered)
 """
 from promptweave.config import Config, load_config, open_dataset, open_model
+from promptweave.data import DatasetSplits, check_loader, load_dataset
+from promptweave.data import locate as locate_data
 from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig
 from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateError, ModelError, PromptweaveError,
                                 PromptweaveWarning, RetrieverError, RoleError, TemplateError)
@@ -43,5 +45,6 @@ __all__ = [
     "lint_file", "LintReport",
     "Budget", "BudgetError", "SandboxError",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
+    "DatasetSplits", "load_dataset", "check_loader", "locate_data",
     "RunRequest", "make_executor",
 ]

@@ -5,7 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from promptweave.data import DataError, DatasetSplits, ReaderConfig, load_dataset, select_range
+from promptweave.data import (
+    DataError,
+    DatasetSplits,
+    ReaderConfig,
+    load_dataset,
+    select_range,
+)
 
 READER = {"input_columns": ["question", "context"], "output_column": "answer"}
 

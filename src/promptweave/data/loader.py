@@ -1,13 +1,25 @@
 """``load_dataset``: an OpenCompass-shaped dataset dict -> train and test rows as the retriever sees them."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from promptweave.data.reader import ReaderConfig, project as project_row, select_range
-from promptweave.data.sources import (FILE_FORMATS, HF_BUILDERS, Split, is_hf_saved, read_file, read_hf_disk,
-                                      read_hf_named, read_split_dir)
+from promptweave.data.columns import CONTENT_COLUMN, TemplateColumns, template_columns
+from promptweave.data.loaders import load as run_loader
+from promptweave.data.loaders import loader_name
+from promptweave.data.reader import ReaderConfig, select_range
+from promptweave.data.sources import (
+    FILE_FORMATS,
+    HF_BUILDERS,
+    Split,
+    is_hf_saved,
+    read_file,
+    read_hf_disk,
+    read_hf_named,
+    read_split_dir,
+)
 from promptweave.errors import DataError
 
 
@@ -26,6 +38,9 @@ class DatasetSplits:
     # Index of each row within its original split (before train_range / test_range).
     train_index: list[int] = field(default_factory=list)
     test_index: list[int] = field(default_factory=list)
+    # The reference loader class that read the rows and how: "MMLUDataset (native)",
+    # "XDataset (reference bridge: opencompass)"; None for a plain path or inline rows.
+    loader: str | None = None
 
 
 def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", project: bool = True,
@@ -40,14 +55,25 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     paths are resolved against ``base_dir`` (the config file's folder).
 
     ``project`` keeps only the reader_cfg columns, input columns then the
-    output column, as the reference's reader does. ``add_meta`` appends
+    output column, plus the columns the templates name; rows read by a
+    reference loader class (``type=``) always keep every column. ``add_meta`` appends
     ``subdivision`` (``<abbr>_<split>``) and ``idx`` (the row's index in its split).
     """
     if not isinstance(dataset_cfg, Mapping):
         raise DataError("a dataset config must be a dict", file=file, value=dataset_cfg)
     reader = ReaderConfig.from_dict(dataset_cfg.get("reader_cfg"), file=file)
     abbr = dataset_cfg.get("abbr")
-    splits, source = _read_source(dataset_cfg, Path(base_dir), file)
+    used: str | None = None
+    if loader_name(dataset_cfg) is not None and not _has_inline(dataset_cfg):
+        loaded = run_loader(dataset_cfg, base_dir=base_dir, file=file)
+        splits, source, used = loaded.splits, loaded.source, loaded.choice.label
+    else:
+        splits, source = _read_source(dataset_cfg, Path(base_dir), file)
+    keep = template_columns(dataset_cfg.get("infer_cfg"))
+    if used is not None:
+        # A reference loader's rows stay whole, as in the reference: its templates fill from the whole row and
+        # its evaluators read other columns of the test row (HumanEval's test / entry_point, MBPP's test_list).
+        project = False
 
     if isinstance(splits, Split):
         train_part = test_part = splits
@@ -59,14 +85,18 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     same = train_part is test_part and reader.train_range == reader.test_range
 
     train, train_idx = _finish(train_part, train_name, reader.train_range, "train_range", reader, abbr,
-                               project, add_meta)
+                               project, add_meta, keep)
     if same:
         test, test_idx = list(train), list(train_idx)
     else:
         test, test_idx = _finish(test_part, test_name, reader.test_range, "test_range", reader, abbr,
-                                 project, add_meta)
+                                 project, add_meta, keep)
     return DatasetSplits(train, test, same, list(reader.input_columns), reader.output_column, source,
-                         abbr if isinstance(abbr, str) else None, reader, train_idx, test_idx)
+                         abbr if isinstance(abbr, str) else None, reader, train_idx, test_idx, used)
+
+
+def _has_inline(cfg: Mapping[str, Any]) -> bool:
+    return "rows" in cfg or "train_rows" in cfg or "test_rows" in cfg
 
 
 def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[Split | dict[str, Split], str]:
@@ -90,8 +120,8 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
             return {name: _one_file(p, file) for name, p in files.items()}, f"files: {files}"
         return _one_file(files, file), f"file: {files}"
 
-    target = (base / Path(path).expanduser()).resolve()
-    if target.is_file():
+    target = _target(base, path, file)
+    if _exists(target) and not target.is_dir():  # read_file refuses devices, FIFOs... naming the path
         return read_file(target), f"{FILE_FORMATS.get(target.suffix.lower(), 'file')}: {target}"
     if target.is_dir():
         if is_hf_saved(target):
@@ -112,6 +142,26 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     return got, f"datasets (cache): {path}"
 
 
+def _target(base: Path, path: str, file: str | None) -> Path:
+    """``path`` under ``base`` (``~`` expanded), resolved; a path no file system accepts is a typed error."""
+    try:
+        p = Path(path)
+        try:
+            p = p.expanduser()
+        except RuntimeError:  # ~user with no such user: kept as written, reported as not found
+            pass
+        return (base / p).resolve()
+    except (ValueError, OSError) as exc:
+        raise DataError(f"not a usable file path ({exc})", file=file, field="path", value=path) from None
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _one_file(p: str | list[str], file: str | None) -> Split:
     paths = [p] if isinstance(p, str) else p
     parts = []
@@ -130,7 +180,7 @@ def _resolve_files(data_files: Any, root: Path, file: str | None) -> Any:
     def one(p: Any) -> str:
         if not isinstance(p, str) or not p:
             raise DataError("data_files entries must be file paths", file=file, field="data_files", value=p)
-        return str((root / Path(p).expanduser()).resolve())
+        return str(_target(root, p, file))
 
     if isinstance(data_files, str):
         return one(data_files)
@@ -174,7 +224,8 @@ def _pick(splits: dict[str, Split], name: str, key: str, source: str) -> Split:
 
 
 def _finish(part: Split, split_name: str, rng: Any, key: str, reader: ReaderConfig, abbr: Any,
-            keep_columns_only: bool, add_meta: bool) -> tuple[list[dict[str, Any]], list[int]]:
+            keep_columns_only: bool, add_meta: bool,
+            keep: TemplateColumns | None = None) -> tuple[list[dict[str, Any]], list[int]]:
     if not part.rows:
         raise DataError(f"split {split_name!r} is empty", file=part.file)
     idx = select_range(len(part.rows), rng, file=part.file, field=f"reader_cfg.{key}")
@@ -182,15 +233,27 @@ def _finish(part: Split, split_name: str, rng: Any, key: str, reader: ReaderConf
         raise DataError(f"{key} selects no rows of the {len(part.rows)} in split {split_name!r}", file=part.file,
                         field=f"reader_cfg.{key}", value=rng)
     cols = reader.columns
+    extra = [c for c in (keep.names if keep else ()) if c not in cols]
+    multimodal = bool(keep and keep.multimodal)
     out = []
     for i in idx:
         row = part.rows[i]
+        if not isinstance(row, Mapping):
+            raise DataError("a row must be a dict of column -> value", file=part.file, field=part.locate(i),
+                            value=type(row).__name__)
+        # AISBench's multimodal loaders put the whole prompt in ``content``; their reader_cfg input columns
+        # name fields the rows never have, and AISBench's reader does not require them.
+        tolerate = multimodal and CONTENT_COLUMN in row
         for c in cols:
-            if c not in row:
+            if c not in row and not (tolerate and c != reader.output_column):
                 raise DataError(f"row has no column {c!r}", file=part.file, field=f"{part.locate(i)}",
                                 expected="columns " + ", ".join(repr(x) for x in cols)
                                 + " (present: " + ", ".join(repr(k) for k in row) + ")")
-        new = project_row(row, cols) if keep_columns_only else dict(row)
+        if keep_columns_only:
+            new = {c: row[c] for c in cols if c in row}
+            new.update((c, row[c]) for c in extra if c in row)
+        else:
+            new = dict(row)
         if add_meta:
             new["subdivision"] = f"{abbr}_{split_name}"
             new["idx"] = i

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from promptweave.errors import DataError
 
@@ -33,7 +34,7 @@ class ReaderConfig:
         return cols
 
     @classmethod
-    def from_dict(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None) -> "ReaderConfig":
+    def from_dict(cls, cfg: Mapping[str, Any] | None, *, file: str | None = None) -> ReaderConfig:
         if not isinstance(cfg, Mapping):
             raise DataError("reader_cfg must be a dict", file=file, field="reader_cfg", value=cfg,
                             expected="dict(input_columns=[...], output_column=...)")

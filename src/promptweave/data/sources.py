@@ -4,15 +4,63 @@ from __future__ import annotations
 import csv
 import json
 import os
+import stat
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from promptweave.errors import DataError
 
 FILE_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                 ".parquet": "parquet"}
 HF_BUILDERS = {"json", "csv", "parquet", "text", "arrow"}
+
+# Data files may hold fields far larger than csv's 128 KiB default (whole documents, long contexts).
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_regular(path: Path | str, *, field: str | None = None) -> Path:
+    """Refuse at once anything but a regular file (``/dev/zero``, a FIFO, a folder): reading one would hang,
+    never end or fail deep inside a parser. ``stat`` never opens the path, so a FIFO cannot block here."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise DataError("data file not found", file=str(p), field=field) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the data file: {exc.strerror}", file=str(p), field=field) from None
+    except ValueError as exc:  # an embedded NUL
+        raise DataError(f"not a usable file path ({exc})", file=repr(str(p)), field=field) from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise DataError(f"is {kind}, not a data file", file=str(p), field=field,
+                        expected="a regular JSONL / JSON / CSV / Parquet file")
+    return p
+
+
+def read_text(path: Path | str, *, errors: str = "strict") -> str:
+    """A whole text file, UTF-8 with or without a byte-order mark; bad bytes are a typed error naming the line."""
+    p = check_regular(path)
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8-sig", errors=errors)
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DataError(f"not valid UTF-8 ({exc.reason} at byte {exc.start})", file=str(p),
+                        field=f"line {line}") from None
+
+
+def text_lines(path: Path | str, *, errors: str = "strict") -> list[str]:
+    """Lines of a text file as Python's text-mode ``readlines`` splits them (``\\n``, ``\\r\\n`` or ``\\r``),
+    without their ends; unlike ``str.splitlines``, U+2028 and friends stay inside a line."""
+    text = read_text(path, errors=errors).replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 @dataclass
@@ -29,12 +77,11 @@ class Split:
 
 def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]:
     """Read one file: a list of rows, or (JSON object of lists) several named splits."""
+    check_regular(path)
     fmt = fmt or FILE_FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise DataError(f"unknown data file type {path.suffix!r}", file=str(path),
                         expected="one of " + ", ".join(sorted(FILE_FORMATS)))
-    if not path.is_file():
-        raise DataError("data file not found", file=str(path))
     if fmt == "jsonl":
         return _read_jsonl(path)
     if fmt == "json":
@@ -46,29 +93,38 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
 
 def _read_jsonl(path: Path) -> Split:
     rows, where = [], []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
-                                field=f"line {lineno} column {exc.colno}") from None
-            if not isinstance(row, dict):
-                raise DataError("each line must be a JSON object", file=str(path), field=f"line {lineno}",
-                                value=row)
-            rows.append(row)
-            where.append(f"line {lineno}")
+    for lineno, line in enumerate(_jsonl_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
+                            field=f"line {lineno} column {exc.colno}") from None
+        except RecursionError:
+            raise DataError("JSON nested too deeply", file=str(path), field=f"line {lineno}") from None
+        if not isinstance(row, dict):
+            raise DataError("each line must be a JSON object", file=str(path), field=f"line {lineno}",
+                            value=row)
+        rows.append(row)
+        where.append(f"line {lineno}")
     return Split(rows, str(path), where)
+
+
+def _jsonl_lines(path: Path) -> list[str]:
+    # Only "\n" ends a JSONL record: str.splitlines would also split on U+2028 and friends, which JSON allows
+    # raw inside strings.
+    return read_text(path).split("\n")
 
 
 def _read_json(path: Path) -> Split | dict[str, Split]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed JSON: {exc.msg}", file=str(path),
                         field=f"line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", file=str(path)) from None
     if isinstance(data, list):
         return _rows_of(data, str(path), "")
     if isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
@@ -85,8 +141,10 @@ def _rows_of(items: list, file: str, prefix: str) -> Split:
 
 
 def _read_csv(path: Path, *, delimiter: str) -> Split:
+    import io
+
     rows, where = [], []
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         try:
             header = next(reader)
@@ -119,9 +177,10 @@ def _read_parquet(path: Path) -> Split:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the install
         raise DataError("reading Parquet needs pyarrow (pip install 'promptweave[data]')", file=str(path)) from None
+    check_regular(path)
     try:
         rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises several types for a bad file
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise DataError(f"unreadable Parquet file: {exc}", file=str(path)) from None
     return Split(rows, str(path), [f"row {i}" for i in range(len(rows))])
 
@@ -131,7 +190,7 @@ def read_split_dir(path: Path) -> dict[str, Split] | None:
     found: dict[str, Split] = {}
     for child in sorted(path.iterdir()):
         fmt = FILE_FORMATS.get(child.suffix.lower())
-        if fmt is None or not child.is_file():
+        if fmt is None or child.is_dir():
             continue
         if child.stem in found:
             raise DataError(f"two files for split {child.stem!r}", file=str(child))
@@ -152,7 +211,7 @@ def read_hf_disk(path: Path) -> Split | dict[str, Split]:
     datasets = _datasets(str(path))
     try:
         ds = datasets.load_from_disk(str(path))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - datasets raises many types for a bad folder
         raise DataError(f"cannot load the saved dataset: {exc}", file=str(path)) from None
     return _from_hf(ds, str(path))
 
@@ -175,8 +234,14 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
             kw["data_files"] = data_files
         if cache_dir is not None:
             kw["cache_dir"] = cache_dir
-        ds = datasets.load_dataset(name, **kw)
-    except Exception as exc:
+        bars = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()  # a run shows its own progress; datasets' bars would interleave
+        try:
+            ds = datasets.load_dataset(name, **kw)
+        finally:
+            if bars:
+                datasets.enable_progress_bars()
+    except Exception as exc:  # noqa: BLE001 - datasets raises many types for a missing dataset
         raise DataError(f"cannot load dataset {name!r} offline from the local cache: {exc}", file=name,
                         expected="a local file or folder, or a dataset already in the Hugging Face cache") from None
     finally:

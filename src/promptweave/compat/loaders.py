@@ -1,0 +1,113 @@
+"""Reference dataset loader classes (the dataset dict's ``type=``) -> promptweave's native loaders.
+
+Each native loader reads the reference's on-disk layout and yields the same columns, splits and row
+transformations (``data/loaders/``, one module per family of layouts). A name not here is looked up in an
+installed reference's registry (``compat.bridge``), else it is a typed ``LoaderError``.
+"""
+from __future__ import annotations
+
+from promptweave.data.loaders import (
+    choice,
+    code,
+    generic,
+    hub,
+    math_qa,
+    multimodal,
+    qa,
+    subjective,
+    text_gen,
+)
+
+LOADERS = {
+    # multiple choice
+    "MMLUDataset": choice.mmlu,
+    "CMMLUDataset": choice.cmmlu,
+    "CEvalDataset": choice.ceval,
+    "GPQADataset": choice.gpqa,
+    "ARCDataset": choice.arc,
+    "RaceDataset": choice.race,
+    "commonsenseqaDataset": choice.commonsenseqa,
+    "siqaDataset": choice.siqa,
+    "siqaDataset_V2": choice.siqa_v2,
+    "PIQADatasetV2": choice.piqa_v2,
+    "HellaswagDataset": choice.hellaswag,
+    "HellaswagDataset_V2": choice.hellaswag_v2,
+    "HellaswagDatasetwithICE": choice.hellaswag_with_ice,
+    "WinograndeDataset": choice.winogrande,
+    "WinograndeDatasetV2": choice.winogrande_v2,
+    "WinograndeDatasetV3": choice.winogrande_v3,
+    "C3Dataset": choice.c3,
+    "AGIEvalDataset_v2": choice.agieval_v2,
+    "MathBenchDataset": choice.mathbench,
+    "MMLUProDataset": choice.mmlu_pro,
+    "WikiBenchDataset": choice.wikibench,
+    "OBQADataset": choice.obqa,
+    "WSCDatasetV2": choice.wsc_v2,
+    "MMLUArabicDataset": choice.mmlu_arabic,
+    "ChemBenchDataset": choice.chembench,
+    "Earth_Silver_MCQDataset": choice.earth_silver_mcq,
+    # maths
+    "GSM8KDataset": math_qa.gsm8k,
+    "MATHDataset": math_qa.math,
+    "Aime2024Dataset": math_qa.aime2024,
+    "TheoremQADataset": math_qa.theoremqa,
+    "OlympiadBenchDataset": math_qa.olympiadbench,
+    "TheoremQADatasetV3": math_qa.theoremqa_v3,
+    "MatbenchDataset": math_qa.matbench,
+    "PhyBenchDataset": math_qa.phybench,
+    # code
+    "HumanevalDataset": code.humaneval,
+    "MBPPDataset": code.mbpp,
+    "MBPPDatasetV2": code.mbpp_v2,
+    "SanitizedMBPPDataset": code.sanitized_mbpp,
+    "LCDataset": code.lc,
+    # question answering
+    "BBHDataset": qa.bbh,
+    "CharmDataset": qa.charm,
+    "CMRCDataset": qa.squad_like,
+    "DRCDDataset": qa.squad_like,
+    "DropOpenAIDataset": qa.drop_openai,
+    "NaturalQuestionDataset": qa.natural_question,
+    "TriviaQADataset": qa.triviaqa,
+    "NQOpenDataset": qa.nq_open,
+    "TriviaQADatasetV2": qa.triviaqa_v2,
+    "TriviaQADatasetV3": qa.triviaqa_v3,
+    "BBEHDataset": qa.bbeh,
+    "MultiRCDataset": qa.multirc,
+    "ReCoRDDataset": qa.record,
+    # plain rows and relabelled classifiers
+    "CustomDataset": generic.custom,
+    "JsonlDataset": generic.jsonl_rows,
+    "BoolQDatasetV2": generic.boolq_v2,
+    "CMNLIDataset": generic.cmnli,
+    "CMNLIDatasetV2": generic.cmnli_v2,
+    "IFEvalDataset": generic.ifeval,
+    "lambadaDataset": generic.lambada,
+    "MGSMSDataset": generic.mgsm,
+    "Aime2025Dataset": generic.plain_jsonl,
+    "Aime2026Dataset": generic.plain_jsonl,
+    # datasets-library layouts
+    "HFDataset": hub.hf_dataset,
+    "HLEDataset": hub.hle,
+    "IWSLT2017Dataset": hub.iwslt2017,
+    "CluewscDataset": hub.cluewsc,
+    "CHIDDataset": hub.chid,
+    "BoolQDataset": hub.boolq,
+    "WiCDataset": hub.wic,
+    "CslDataset": hub.csl,
+    "CrowspairsDatasetV2": hub.crowspairs_v2,
+    "SimpleQADataset": hub.simpleqa,
+    "OlymMATHDataset": hub.olymmath,
+    "SmolInstructDataset": hub.smolinstruct,
+    "MRCRDataset": hub.mrcr,
+    # AISBench multimodal (rows with a content column)
+    "TEXTVQADataset": multimodal.textvqa,
+    "MMCustomDataset": multimodal.mm_custom,
+    # open-ended sets judged by an LLM
+    "FofoDataset": subjective.fofo,
+    "SubjectiveCmpDataset": subjective.subjective_cmp,
+    # summarisation and exam papers
+    "XsumDataset": text_gen.xsum,
+    "LCSTSDataset": text_gen.lcsts,
+    "GaokaoBenchDataset": text_gen.gaokao_bench,
+}
