@@ -27,6 +27,8 @@ from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.run.lint import LintReport, lint_file
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
+from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
+from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
@@ -44,6 +46,7 @@ __all__ = [
     "render_with_chat_template",
     "lint_file", "LintReport",
     "Budget", "BudgetError", "SandboxError",
+    "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
     "DatasetSplits", "load_dataset", "check_loader", "locate_data",
     "RunRequest", "make_executor",

@@ -201,7 +201,7 @@ def test_a_failed_request_ends_only_its_conversation_and_a_rerun_retries_it(tmp_
         cfg = write_config(tmp_path, api(srv.url))
         with pytest.warns(PromptweaveWarning, match="1 conversation"):
             res = run(str(cfg), "-w", str(work))
-        assert res.exit_code == 1, res.output  # not everything finished: a rerun retries it
+        assert res.exit_code == 3, res.output  # finished with failed rows (ExitCode.FAILED_ROWS): a rerun retries them
         assert "partial" in res.output
         asked = [m[-1]["content"] for m in sent_messages(srv)]
         assert "Mix them?" not in asked  # the conversation ended at the failed request

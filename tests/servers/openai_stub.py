@@ -28,13 +28,27 @@ from typing import Any, Callable, Optional
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault: ``kind`` is ``status`` (with ``code``), ``drop`` or ``slow``."""
+    """One injected fault: ``kind`` is ``status`` (with ``code``), ``drop``, ``slow`` or ``malformed``
+    (HTTP 200 with ``body`` as the raw reply: not JSON, JSON without ``choices``, ...)."""
 
     kind: str
     code: int = 500
     retry_after: Optional[float] = None
     delay: float = 0.0
     message: str = "injected fault"
+    body: str = ""
+
+
+MALFORMED_200 = (Fault("malformed", body="<html>502 Bad Gateway</html>"),
+                 Fault("malformed", body='{"id": "x", "object": "chat.completion"}'),
+                 Fault("malformed", body='{"choices": [{"index": 0, "finish_reason": "stop"}]}'),
+                 Fault("malformed", body='{"choices": []}'),
+                 Fault("malformed", body='{"choices": [{"message": {"role": "assistant", "content": '))
+"""200 replies a flaky proxy or overloaded server gives: not JSON, no ``choices``, no message, truncated."""
+
+EVERY_FAULT = (Fault("status", 429, retry_after=0.0), Fault("status", 500), Fault("drop"), Fault("status", 503),
+               Fault("status", 502), Fault("slow", delay=3.0)) + MALFORMED_200
+"""Every transient fault kind; ``slow`` outlasts a client timeout below 3 s."""
 
 
 FaultPlan = Callable[[str, int, dict], Optional[Fault]]
@@ -46,7 +60,7 @@ def request_key(path: str, body: dict) -> str:
     keep = {k: body.get(k) for k in ("model", "prompt", "messages", "max_tokens", "temperature", "stop",
                                      "echo", "logprobs", "seed", "top_p")}
     text = json.dumps([path, keep], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def transient_faults(rate: float, times: int = 2, seed: int = 0,
@@ -66,7 +80,7 @@ def transient_faults(rate: float, times: int = 2, seed: int = 0,
 def default_answer(body: dict) -> str:
     """A deterministic answer derived from the prompt, shaped like a multiple-choice reply."""
     src = json.dumps(body.get("messages") or body.get("prompt"), sort_keys=True, ensure_ascii=False)
-    h = int(hashlib.sha256(src.encode()).hexdigest()[:8], 16)
+    h = int(hashlib.sha256(src.encode("utf-8", "surrogatepass")).hexdigest()[:8], 16)
     return f"The answer is {'ABCD'[h % 4]}. Because {h % 97} is the reason."
 
 
@@ -75,7 +89,7 @@ _TOKEN = re.compile(r"\s*\S+|\s+")
 
 def fake_token_logprob(token: str) -> float:
     """A deterministic per-token log-probability for echo scoring."""
-    h = int(hashlib.sha256(token.encode()).hexdigest()[:6], 16)
+    h = int(hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:6], 16)
     return -0.05 - (h % 400) / 100.0
 
 
@@ -195,7 +209,10 @@ class StubServer:
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, payload: dict,
                     extra_headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
+        await self._send_raw(writer, status, json.dumps(payload).encode(), extra_headers)
+
+    async def _send_raw(self, writer: asyncio.StreamWriter, status: int, data: bytes,
+                        extra_headers: dict | None = None) -> None:
         reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
                   429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "X")
         head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json",
@@ -232,6 +249,9 @@ class StubServer:
         if fault is not None:
             if fault.kind == "drop":
                 return False
+            if fault.kind == "malformed":
+                await self._send_raw(writer, 200, fault.body.encode())
+                return True
             if fault.kind == "slow":
                 await asyncio.sleep(fault.delay)
             elif fault.kind == "status":

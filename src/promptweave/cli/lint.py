@@ -44,4 +44,6 @@ def lint_cmd(
     n = len(configs)
     console.print(f"{n} file(s): {n - failed} ok, {failed} with problems; {problems} problem(s) found")
     if problems:
-        raise typer.Exit(1)
+        from promptweave.cli.common import ExitCode
+
+        raise typer.Exit(ExitCode.FAILURES)

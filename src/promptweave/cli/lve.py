@@ -9,6 +9,7 @@ from typing import Any, List, Optional, TextIO
 import typer
 
 from promptweave.cli.app import app
+from promptweave.cli.common import ExitCode
 from promptweave.errors import PromptweaveError
 
 lve_app = typer.Typer(no_args_is_help=True, help="Load, run and check LVE vulnerability tests (test.json).")
@@ -40,7 +41,7 @@ def _err(text: str) -> None:
 def _make_model(base_url: Optional[str], model: Optional[str], api_key: Optional[str]) -> Any:
     if not base_url or not model:
         _err("error: lve run needs a model: --base-url URL --model NAME (an OpenAI-compatible chat endpoint)")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.BAD_INPUT)
     try:
         from promptweave.models.openai_compat import OpenAICompatModel
     except ModuleNotFoundError as exc:
@@ -48,7 +49,7 @@ def _make_model(base_url: Optional[str], model: Optional[str], api_key: Optional
             raise
         _err("error: the OpenAI-compatible backend (promptweave.models.openai_compat) is not installed "
              "in this build of promptweave")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.BAD_INPUT)
     return OpenAICompatModel(base_url=base_url, model=model, api_key=api_key)
 
 
@@ -57,11 +58,11 @@ def _tests(path: Path) -> list[Path]:
 
     if not path.exists():
         _err(f"error: no such path: {path}")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.BAD_INPUT)
     dirs = find_test_dirs(path)
     if not dirs:
         _err(f"error: no test.json at or under {path}")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.BAD_INPUT)
     return dirs
 
 
@@ -111,7 +112,7 @@ def run_cmd(
             sink.close()
     _err(f"{runs} runs, {failures} errors")
     if failures:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILURES)
 
 
 @lve_app.command("replay")
@@ -152,7 +153,7 @@ def replay_cmd(
             sink.close()
     _err(f"{total} instances: {agree} agree, {disagree} disagree, {unknown} without verdict, {errors} errors")
     if errors or (strict and disagree):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILURES)
 
 
 @lve_app.command("show")
@@ -196,7 +197,7 @@ def show_cmd(
                     typer.echo(f"    image: {msg.image_url}")
         typer.echo("")
     if failures:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILURES)
 
 
 def _fill_only(test: Any, args: dict[str, Any]) -> list:

@@ -21,6 +21,12 @@ def run_cmd(
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    on_row_error: str = typer.Option("wrong", "--on-row-error", help="A row whose request still fails after its "
+                                     "retries: 'wrong' (default: scored as incorrect, counted in the results), "
+                                     "'skip' (left out of the metrics, counted), 'fail' (the task fails). Its "
+                                     "error is in the predictions either way; a rerun retries only such rows."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
+                                 "once (exit 4) instead of waiting for it."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
     # eval hook (eval helper): code-executing evaluators and the default LLM judge
     allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="Let code evaluators (HumanEval, MBPP) "
@@ -45,7 +51,7 @@ def run_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from promptweave.cli.common import fail, select
+    from promptweave.cli.common import ExitCode, fail, select
     from promptweave.config import load_config
     from promptweave.errors import PromptweaveError
     from promptweave.run import run_tasks, summary_table
@@ -53,6 +59,8 @@ def run_cmd(
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
+    if on_row_error not in ("wrong", "skip", "fail"):
+        raise typer.BadParameter(f"{on_row_error!r}: expected wrong, skip or fail", param_hint="--on-row-error")
     try:
         cfg = load_config(config, trust=trust_config)
         ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
@@ -91,18 +99,23 @@ def run_cmd(
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
         return
-    if executor == "local":
-        outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console)
-    else:  # ray helper: other executors plan their own prompts (built where each shard runs)
-        from promptweave.run.executors import RunRequest, make_executor
+    def notify(msg: str) -> None:
+        err.print(msg, style="yellow", markup=False)
 
-        try:
+    try:
+        if executor == "local":
+            outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console,
+                                 on_row_error=on_row_error, wait=not no_wait, notify=notify)
+        else:  # ray helper: other executors plan their own prompts (built where each shard runs)
+            from promptweave.run.executors import RunRequest, make_executor
+
             runner = make_executor(executor, address=address, shard_rows=shard_rows, workers=workers,
                                    num_gpus=num_gpus, num_cpus=num_cpus)
             outcomes = runner.run(RunRequest(cfg, workdir, ds_ids, model_ids, limit, trust_config,
-                                             show_progress=not no_progress, console=console, prepare=prepare))
-        except PromptweaveError as exc:
-            fail(err, exc)
+                                             show_progress=not no_progress, console=console, prepare=prepare,
+                                             on_row_error=on_row_error, wait=not no_wait, notify=notify))
+    except PromptweaveError as exc:
+        fail(err, exc)
     console.print(summary_table(outcomes))
     for o in outcomes:
         if not o.ok:
@@ -112,5 +125,8 @@ def run_cmd(
         from promptweave.report.hook import report_after_run
 
         report_after_run(workdir, console, err)
-    if not all(o.complete for o in outcomes):  # failed tasks or conversations: a rerun retries them
-        raise typer.Exit(1)
+    # failed tasks, then failed rows or conversations: a rerun retries them
+    if not all(o.ok for o in outcomes):
+        raise typer.Exit(ExitCode.FAILURES)
+    if not all(o.complete for o in outcomes):
+        raise typer.Exit(ExitCode.FAILED_ROWS)

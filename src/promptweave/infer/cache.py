@@ -42,7 +42,18 @@ def request_key(identity: Mapping[str, Any], kind: str, request: Any, params: An
     """The cache key of one model call."""
     text = json.dumps({"model": _canon(identity), "kind": kind, "request": _canon(request),
                        "params": _canon(params)}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the data (invalid UTF-8 text) still hashes, the same way every run
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _dumps(obj: Any) -> str:
+    """JSON for a SQLite text column; a lone surrogate (which SQLite cannot store as UTF-8) is \\u-escaped."""
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True)
+    return text
 
 
 class ResponseCache:
@@ -57,6 +68,7 @@ class ResponseCache:
         # NORMAL in WAL mode survives a killed process; only power loss can drop the last commits
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        self.writes = 0  # answers stored by this process (= calls sent and answered, whatever the backend)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         keys = list(dict.fromkeys(keys))
@@ -76,14 +88,14 @@ class ResponseCache:
     def put_many(self, items: Iterable[tuple[str, str, str, Any, Any]]) -> None:
         """Store ``(key, model_name, kind, request, response)`` rows in one transaction."""
         now = time.time()
-        rows = [(k, m, kind, json.dumps(_canon(req), ensure_ascii=False), json.dumps(resp, ensure_ascii=False), now)
-                for k, m, kind, req, resp in items]
+        rows = [(k, m, kind, _dumps(_canon(req)), _dumps(resp), now) for k, m, kind, req, resp in items]
         if not rows:
             return
         with self._lock:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?)", rows)
             self._db.execute("COMMIT")
+            self.writes += len(rows)
 
     def put(self, key: str, model_name: str, kind: str, request: Any, response: Any) -> None:
         self.put_many([(key, model_name, kind, request, response)])

@@ -5,6 +5,7 @@ from typing import Any, Callable, Sequence
 
 from promptweave.errors import ModelError
 from promptweave.infer.cache import ResponseCache, request_key
+from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
 from promptweave.models.base import GenerationParams
 
@@ -38,13 +39,15 @@ class CachedCaller:
     """Calls one model, reading and writing the response cache; ``progress(n)`` is told of finished calls."""
 
     def __init__(self, model: Any, cache: ResponseCache | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
+                 progress: Callable[[int], None] | None = None, *, row_errors: bool = False) -> None:
         self.model = model
+        self.row_errors = row_errors
         self.cache = cache
         self.progress = progress or (lambda n: None)
         self.identity = model_identity(model)
         self.name = str(getattr(model, "name", type(model).__name__))
         self.sent = 0
+        self.failed = 0
 
     def key(self, kind: str, request: Any, params: GenerationParams | None) -> str:
         return request_key(self.identity, kind, to_jsonable(request), params)
@@ -55,6 +58,8 @@ class CachedCaller:
 
         ``groups`` (score only) lists request indices that share a prefix (the labels
         of one PPL row); a local model scores each group from one shared context.
+        With ``row_errors``, a request that failed on its own (HTTP backends) answers with a
+        :class:`RowFailure`, which is not cached; without it the error is raised.
         """
         keys = [self.key(kind, r, params) for r in requests]
         found = self.cache.get_many(keys) if self.cache is not None else {}
@@ -93,8 +98,16 @@ class CachedCaller:
             remote_kind = _REMOTE_KIND[kind]
             if kind == "generate" and getattr(self.model, "endpoint", "completions") == "chat":
                 remote_kind = "chat"  # a chat-only server gets a text prompt as one user message
+            def failed(j: int, exc: Exception) -> None:
+                fault = RowFailure.of(exc)
+                for i in by_key[keys[todo[j]]]:
+                    results[i] = fault
+                self.failed += 1
+                self.progress(len(by_key[keys[todo[j]]]))
+
             self.model.run_batch(remote_kind, items, params,
-                                 on_result=lambda j, v: store([todo[j]], [v]))
+                                 on_result=lambda j, v: store([todo[j]], [v]),
+                                 on_error=failed if self.row_errors else None)
             return results
         self._call_local(kind, requests, params, todo, groups, store)
         return results

@@ -15,14 +15,14 @@ class GenResult:
     index: int
     prompt: Any
     shot_ids: list
-    output: str
+    output: Any  # the answer, or a RowFailure when its request failed on its own
     row: dict = field(default_factory=dict)
 
 
 def infer_gen(model: Any, records: Sequence[RecordLike], params: GenerationParams,
               cache: ResponseCache | None = None, progress: Callable[[int], None] | None = None) -> list[GenResult]:
     """Generate for every record (chat message lists go to ``chat``, text and segments to ``generate``)."""
-    caller = CachedCaller(model, cache, progress)
+    caller = CachedCaller(model, cache, progress, row_errors=True)
     chat_idx = [i for i, r in enumerate(records) if is_messages(r.rendered)]
     text_idx = [i for i, r in enumerate(records) if not is_messages(r.rendered)]
     outputs: list[Any] = [None] * len(records)

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from promptweave.errors import ConfigError, ModelError
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
+from promptweave.infer.failure import RowFailure, first_failure
 from promptweave.infer.records import RecordLike
 
 
@@ -37,6 +38,7 @@ class PPLResult:
     shot_ids: list
     prompts: dict
     row: dict = field(default_factory=dict)
+    error: RowFailure | None = None
 
 
 def group_by_row(records: Sequence[RecordLike]) -> list[list[RecordLike]]:
@@ -62,7 +64,7 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
         if any(s != shots[0] for s in shots):
             raise ConfigError("every label of a PPL row must use the same in-context examples",
                               field=f"row[{grp[0].index}].shot_ids", value=shots)
-    caller = CachedCaller(model, cache, progress)
+    caller = CachedCaller(model, cache, progress, row_errors=True)
     prompts: list[Any] = []
     groups: list[list[int]] = []
     for grp in rows:
@@ -73,9 +75,19 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
     scores = caller.call("score", prompts, None, groups if shared_prefix else None)
     out: list[PPLResult] = []
     for grp, idx in zip(rows, groups):
+        fault = first_failure(scores[i] for i in idx)
+        if fault is not None:
+            out.append(_failed(grp, fault))
+            continue
         ppl = {r.label: average_nll(scores[i]) for r, i in zip(grp, idx)}
         out.append(_result(grp, ppl))
     return out
+
+
+def _failed(grp: list[RecordLike], fault: RowFailure) -> PPLResult:
+    """A row one of whose label prompts could not be scored: no prediction, the failure kept."""
+    return PPLResult(grp[0].index, [r.label for r in grp], {}, None, list(grp[0].shot_ids or []),
+                     {r.label: r.rendered for r in grp}, dict(getattr(grp[0], "row", {}) or {}), fault)
 
 
 def _result(grp: list[RecordLike], ppl: dict) -> PPLResult:
@@ -104,6 +116,10 @@ def _normalized(model: Any, rows: list, caller: CachedCaller, prompts: list, gro
     norm_scores = caller.call("score", norm_prompts, None, [list(range(len(norm_prompts)))] if shared_prefix else None)
     out = []
     for grp, idx in zip(rows, groups):
+        fault = first_failure([scores[i] for i in idx] + [norm_scores[i] for i in idx])
+        if fault is not None:
+            out.append(_failed(grp, fault))
+            continue
         ppl = {r.label: average_nll(scores[i], ctx_len[i]) - average_nll(norm_scores[i], norm_len)
                for r, i in zip(grp, idx)}
         out.append(_result(grp, ppl))

@@ -232,18 +232,22 @@ def _template(text: str, file: Path, field: str, params: tuple[str, ...] | None)
 
 
 def _resolve_inside(folder: Path, name: Any, test_file: Path, field: str) -> Path:
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name or "\x00" in name:  # reliability: NUL is no file name (fuzz)
         raise _err("must be a file name", test_file, field, value=name)
     candidate = Path(name)
     if candidate.is_absolute():
         raise _err("prompt files are resolved inside the test folder; absolute paths are refused",
                    test_file, field, value=name)
-    resolved = (folder / candidate).resolve()
+    try:  # reliability: a name the OS refuses (too long, ...) is a typed error (fuzz)
+        resolved = (folder / candidate).resolve()
+        found = resolved.is_file()
+    except OSError as exc:
+        raise _err(f"cannot use this prompt file name: {exc.strerror}", test_file, field, value=name) from None
     if not resolved.is_relative_to(folder):
         raise _err("prompt file lies outside the test folder", test_file, field, value=name)
     if not name.endswith(".prompt"):
         raise _err("a prompt file must end in .prompt", test_file, field, value=name)
-    if not resolved.is_file():
+    if not found:
         raise _err("prompt file not found in the test folder", test_file, field, value=name)
     return resolved
 

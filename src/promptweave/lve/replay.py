@@ -39,8 +39,10 @@ def iter_instances(test: LVETest) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """Every recorded instance of a test: (file, 0-based line index among instances, record)."""
     for path in test.instance_files():
         index = 0
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             for lineno, line in enumerate(fh, 1):
+                if any("\udc80" <= c <= "\udcff" for c in line):  # reliability: undecodable bytes, typed
+                    raise LVEError("instance line is not UTF-8 text", file=str(path), field=f"line {lineno}")
                 if not line.strip():
                     continue
                 try:

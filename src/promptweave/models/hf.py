@@ -98,6 +98,19 @@ def _file_hash(path: Path) -> str | None:
     return None
 
 
+def _generation_eos(path: str, revision: str | None) -> list[int]:
+    """``eos_token_id`` of the model's generation_config.json (an int or a list), if it has one."""
+    try:
+        from transformers import GenerationConfig
+
+        ids = GenerationConfig.from_pretrained(path, revision=revision).eos_token_id
+    except (OSError, ValueError, TypeError):
+        return []
+    if ids is None:
+        return []
+    return [ids] if isinstance(ids, int) else [i for i in ids if isinstance(i, int)]
+
+
 class HFModel:
     """A transformers causal LM loaded from ``path`` (a local folder or hub id already cached)."""
 
@@ -144,14 +157,20 @@ class HFModel:
                                  expected="a folder with config.json and weights, or a Hugging Face model id "
                                           "already in the local cache")
         try:
+            from transformers import AutoConfig
+
             self.tokenizer = AutoTokenizer.from_pretrained(
                 tk_path, revision=revision, trust_remote_code=trust_remote_code, **(tokenizer_kwargs or {}))
-            self.model = AutoModelForCausalLM.from_pretrained(
-                self.path, revision=revision, trust_remote_code=trust_remote_code,
-                dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
+            self.config = AutoConfig.from_pretrained(self.path, revision=revision,
+                                                     trust_remote_code=trust_remote_code)
         except (OSError, ValueError) as exc:
             raise ModelError(f"cannot load model or tokenizer: {exc}", field="path", value=self.path) from None
-        self.model.to(self.device).eval()
+        # the weights load on first use: a rerun whose every call is cached never loads them
+        self._load = lambda: AutoModelForCausalLM.from_pretrained(
+            self.path, revision=revision, trust_remote_code=trust_remote_code,
+            dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
+        self._model: Any = None
+        self._load_error: ModelError | None = None
         self.tokenizer_path = tk_path
         self.pad_id = self.tokenizer.pad_token_id
         if self.pad_id is None:
@@ -159,9 +178,31 @@ class HFModel:
         eos: list[int] = []
         if eos_token_id is not None:
             eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
-        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in eos:
-            eos.append(self.tokenizer.eos_token_id)
+        # with no stop words a chat model must still stop at its end of turn (ChatML's <|im_end|>): the
+        # generation config's eos ids and the tokenizer's eos, as transformers' generate() and the reference do
+        for tid in _generation_eos(self.path, revision) + [self.tokenizer.eos_token_id]:
+            if isinstance(tid, int) and tid not in eos:
+                eos.append(tid)
         self.eos_ids = eos
+
+    @property
+    def model(self) -> Any:
+        """The weights, loaded on first use (a load failure is raised, and again on every later use)."""
+        if self._model is None:
+            if self._load_error is not None:
+                raise self._load_error
+            try:
+                model = self._load()
+            except Exception as exc:  # noqa: BLE001 - torch, safetensors and transformers raise many kinds
+                self._load_error = ModelError(f"cannot load the model weights: {exc}", field="path",
+                                              value=self.path)
+                raise self._load_error from None
+            self._model = model.to(self.device).eval()
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
 
     # -- identity ------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -170,7 +211,7 @@ class HFModel:
         tok_hash = _file_hash(tk_dir / "tokenizer.json") or hashlib.sha256(
             json.dumps(sorted(self.tokenizer.get_vocab().items())).encode()).hexdigest()[:16]
         tmpl = getattr(self.tokenizer, "chat_template", None) or ""
-        cfg = getattr(self.model, "config", None)
+        cfg = self.config  # read from config.json, so the identity needs no weights
         return {"backend": "hf", "path": str(Path(self.path).resolve()) if Path(self.path).exists() else self.path,
                 "revision": self.revision, "tokenizer": tok_hash,
                 "chat_template": hashlib.sha256(str(tmpl).encode()).hexdigest()[:16],

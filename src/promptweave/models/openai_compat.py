@@ -3,9 +3,15 @@
 Requests are sent asynchronously over httpcore (the connection engine under httpx, used
 directly because httpx's client layer costs ~40% more CPU per request, which caps the
 request rate of a single process) under a concurrency limit and an
-optional requests-per-minute limit. 429 / 5xx / timeouts / dropped connections are
-retried with exponential backoff and full jitter, honouring ``Retry-After``, up to
-``max_retries`` times; any other 4xx is permanent and raised at once.
+optional requests-per-minute limit. 429 / 5xx / timeouts / dropped connections and
+malformed 200 replies (a body that is not JSON, or JSON without the expected
+``choices``) are retried with exponential backoff and full jitter, honouring
+``Retry-After``, up to ``max_retries`` times; any other 4xx is permanent.
+
+A permanent error on one request (400, 413, 422: the request itself is at fault) or a
+request that exhausted its retries fails that item only when the caller passes
+``on_error``; an error that concerns every request (401, 403, 404: key, permissions,
+URL or model name) stops the batch.
 """
 from __future__ import annotations
 
@@ -29,15 +35,41 @@ class ModelRequestError(ModelError):
 
     code = "PW410"
 
-    def __init__(self, message: str, *, status: int | None = None, **kw: Any) -> None:
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, whole_model: bool = False,
+                 **kw: Any) -> None:
         self.status = status
+        self.attempts = attempts
+        self.whole_model = whole_model
         super().__init__(message, **kw)
+
+    @property
+    def kind(self) -> str:
+        return f"http_{self.status}" if self.status else "refused"
+
+    @property
+    def row_level(self) -> bool:
+        """True when only this request is at fault (the others may well succeed)."""
+        return self.status in ROW_LEVEL_STATUS and not self.whole_model
 
 
 class RetriesExhaustedError(ModelError):
     """A request kept failing transiently past the retry budget."""
 
     code = "PW420"
+
+    def __init__(self, message: str, *, kind: str = "transient", attempts: int = 1, **kw: Any) -> None:
+        self.kind = kind
+        self.attempts = attempts
+        super().__init__(message, **kw)
+
+    row_level = True
+
+
+class _Malformed(Exception):
+    """A 200 reply without the fields the request kind needs: retried like a transient fault."""
+
+
+ROW_LEVEL_STATUS = frozenset({400, 413, 422})
 
 
 _CONNECTIONS_PER_CLIENT = 8
@@ -196,9 +228,12 @@ class OpenAICompatModel:
         cap = min(self.backoff_max, self.backoff_base * (2 ** attempt))
         return self._rng.uniform(0, cap)
 
-    async def _post(self, client: "_HTTP", path: str, body: dict) -> dict:
+    async def _post(self, client: "_HTTP", path: str, body: dict,
+                    parse: Callable[[Any], Any] | None = None) -> Any:
+        """POST with retries; ``parse(data)`` turns the JSON reply into the result (``_Malformed`` = retry)."""
         url = self.base_url + path
         last: str = ""
+        kind = "transient"
         for attempt in range(self.max_retries + 1):
             await self._limiter.acquire()
             self.stats.sent += 1
@@ -207,25 +242,33 @@ class OpenAICompatModel:
                 resp = await client.post(url, body)
             except _TRANSIENT as exc:
                 last = f"{type(exc).__name__}: {exc}"
+                kind = "timeout" if isinstance(exc, httpcore.TimeoutException) else "connection"
             else:
                 if resp.status_code == 200:
-                    self.stats.ok += 1
                     try:
-                        return resp.json()
-                    except ValueError:
-                        raise ModelRequestError(f"{url} answered with a body that is not JSON",
-                                                status=200, value=resp.text[:200]) from None
-                detail = _error_text(resp)
-                if resp.status_code not in RETRYABLE_STATUS:
-                    hint = {401: " (check the API key)", 403: " (check the API key's permissions)",
-                            404: " (check base_url and the model name)"}.get(resp.status_code, "")
-                    raise ModelRequestError(
-                        f"{url} refused the request with HTTP {resp.status_code}{hint}: {detail}",
-                        status=resp.status_code, field="model", value=self.model)
-                last = f"HTTP {resp.status_code}: {detail}"
-                after = _parse_retry_after(resp.headers.get("retry-after"))
-                if after is not None:
-                    delay = min(after, self.retry_after_max)
+                        data = resp.json()
+                        value = parse(data) if parse is not None else data
+                    except (ValueError, _Malformed) as exc:
+                        # a proxy's HTML error page, a truncated body, a reply without choices: retry
+                        last = (f"HTTP 200 with a body that is not JSON: {resp.text[:120]!r}"
+                                if isinstance(exc, ValueError) else f"HTTP 200 but {exc}")
+                        kind = "malformed"
+                    else:
+                        self.stats.ok += 1
+                        return value
+                else:
+                    detail = _error_text(resp)
+                    if resp.status_code not in RETRYABLE_STATUS:
+                        hint = {401: " (check the API key)", 403: " (check the API key's permissions)",
+                                404: " (check base_url and the model name)"}.get(resp.status_code, "")
+                        raise ModelRequestError(
+                            f"{url} refused the request with HTTP {resp.status_code}{hint}: {detail}",
+                            status=resp.status_code, attempts=attempt + 1, field="model", value=self.model)
+                    last = f"HTTP {resp.status_code}: {detail}"
+                    kind = f"http_{resp.status_code}"
+                    after = _parse_retry_after(resp.headers.get("retry-after"))
+                    if after is not None:
+                        delay = min(after, self.retry_after_max)
             if attempt == self.max_retries:
                 break
             self.stats.retries += 1
@@ -234,23 +277,15 @@ class OpenAICompatModel:
                 await asyncio.sleep(delay)
         raise RetriesExhaustedError(
             f"{url} kept failing after {self.max_retries + 1} attempts; last error: {last}",
-            field="model", value=self.model)
+            kind=kind, attempts=self.max_retries + 1, field="model", value=self.model)
 
     async def _call(self, client: "_HTTP", kind: str, item: Any, params: GenerationParams) -> Any:
         if kind == "chat":
             path, body = self.chat_request(item, params)
-            data = await self._post(client, path, body)
-            try:
-                return data["choices"][0]["message"].get("content") or ""
-            except (KeyError, IndexError, TypeError):
-                raise ModelRequestError("chat reply has no choices[0].message", value=data) from None
+            return await self._post(client, path, body, _chat_content)
         if kind == "complete":
             path, body = self.completion_request(item, params)
-            data = await self._post(client, path, body)
-            try:
-                return data["choices"][0]["text"]
-            except (KeyError, IndexError, TypeError):
-                raise ModelRequestError("completion reply has no choices[0].text", value=data) from None
+            return await self._post(client, path, body, _completion_text)
         if kind == "score":
             return await self._score(client, item)
         if kind == "loglikelihood":
@@ -263,13 +298,13 @@ class OpenAICompatModel:
     async def _score(self, client: "_HTTP", text: str, with_offsets: bool = False) -> Any:
         path, body = self.score_request(text)
         try:
-            data = await self._post(client, path, body)
+            data = await self._post(client, path, body, _has_choices)
         except ModelRequestError as exc:
             if exc.status in (400, 404, 422, 501):
                 raise ModelRequestError(
                     "this server does not score prompts (needs /v1/completions with echo=true and logprobs; "
                     "vLLM supports it, llama.cpp's server and chat-only APIs do not); use gen mode or a "
-                    f"local model for PPL. Server said: {exc.message}", status=exc.status,
+                    f"local model for PPL. Server said: {exc.message}", status=exc.status, whole_model=True,
                     field="model", value=self.model) from None
             raise
         try:
@@ -296,18 +331,23 @@ class OpenAICompatModel:
 
     # -- batch driver ----------------------------------------------------------
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
-                  on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
+                  on_result: Callable[[int, Any], None] | None = None,
+                  on_error: Callable[[int, ModelError], None] | None = None) -> list[Any]:
         """Send ``items`` concurrently; call ``on_result(i, value)`` as each finishes.
 
-        ``kind`` is ``chat`` / ``complete`` / ``score`` / ``loglikelihood``. A permanent
-        error cancels what is still pending and is raised after the finished results
-        have been delivered, so nothing already answered is lost.
+        ``kind`` is ``chat`` / ``complete`` / ``score`` / ``loglikelihood``. With ``on_error``,
+        an item whose request is at fault or ran out of retries is handed to
+        ``on_error(i, exc)`` (its result stays None) and the others go on. An error that
+        concerns every request (or any error without ``on_error``) cancels what is still
+        pending and is raised after the finished results have been delivered, so nothing
+        already answered is lost.
         """
         params = params or GenerationParams()
-        return _run_sync(self._run_batch(kind, list(items), params, on_result))
+        return _run_sync(self._run_batch(kind, list(items), params, on_result, on_error))
 
     async def _run_batch(self, kind: str, items: list, params: GenerationParams,
-                         on_result: Callable[[int, Any], None] | None) -> list[Any]:
+                         on_result: Callable[[int, Any], None] | None,
+                         on_error: Callable[[int, ModelError], None] | None = None) -> list[Any]:
         self._limiter = _RateLimiter(self.rpm)
         results: list[Any] = [None] * len(items)
         queue: asyncio.Queue[int] = asyncio.Queue()
@@ -326,7 +366,13 @@ class OpenAICompatModel:
                     i = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                value = await self._call(client, kind, items[i], params)
+                try:
+                    value = await self._call(client, kind, items[i], params)
+                except (ModelRequestError, RetriesExhaustedError) as exc:
+                    if on_error is None or not exc.row_level:
+                        raise
+                    on_error(i, exc)
+                    continue
                 results[i] = value
                 # delivered before this worker takes the next item, so a caller that records
                 # results (the cache) has recorded this one before the next request goes out
@@ -400,13 +446,46 @@ class _HTTP:
         self._timeout = {"connect": timeout, "read": timeout, "write": timeout, "pool": None}
 
     async def post(self, url: str, body: Any) -> _Reply:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in the data: send it \u-escaped
+            data = json.dumps(body, ensure_ascii=True).encode("ascii")
         resp = await self._pool.request("POST", url, headers=self._headers, content=data,
                                         extensions={"timeout": self._timeout})
         return _Reply(resp.status, resp.headers, resp.content)
 
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+def _chat_content(data: Any) -> str:
+    try:
+        msg = data["choices"][0]["message"]
+        content = msg.get("content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise _Malformed("the reply has no choices[0].message") from None
+    if content is not None and not isinstance(content, str):
+        raise _Malformed("choices[0].message.content is not text")
+    return content or ""
+
+
+def _completion_text(data: Any) -> str:
+    try:
+        text = data["choices"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        raise _Malformed("the reply has no choices[0].text") from None
+    if not isinstance(text, str):
+        raise _Malformed("choices[0].text is not text")
+    return text
+
+
+def _has_choices(data: Any) -> Any:
+    """A completion reply to score: ``choices[0].text`` must be there (``logprobs`` may be absent)."""
+    if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
+        raise _Malformed("the reply has no choices")
+    if not isinstance(data["choices"][0], dict) or not isinstance(data["choices"][0].get("text"), str):
+        raise _Malformed("the reply has no choices[0].text")
+    return data
 
 
 _TRANSIENT = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.RemoteProtocolError)

@@ -152,6 +152,10 @@ class MetaTemplate:
             begin = _piece(begin, file=file, field_path=f"{field}.begin")
             end = _piece(end, file=file, field_path=f"{field}.end")
             token_ids |= not isinstance(begin, str) or not isinstance(end, str)
+        elif begin is not None and not (isinstance(begin, Mapping) and isinstance(begin.get("prompt", ""), str)):
+            # reliability: an API model's begin goes first as one message, as the reference inserts it
+            raise MetaTemplateError("an API meta template's begin must be one message dict (role, api_role, "
+                                    "prompt)", file=file, field=f"{field}.begin", value=begin)
         return cls(tuple(rounds), tuple(reserved), begin, end, cfg.get("eos_token_id"), roles, index, token_ids)
 
     def warn_if_no_generate(self, *, file: str | None = None, field: str = "meta_template") -> None:

@@ -1,20 +1,29 @@
 """Executing tasks: inference through the cache, scoring, and writing predictions and results."""
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import gc
 import json
 import os
 import re
+import tempfile
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from promptweave.errors import PromptweaveError, PromptweaveWarning
+from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
+from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
 from promptweave.infer.records import to_jsonable
+from promptweave.run.lock import workdir_lock
 from promptweave.run.task import Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
+ROWS_PER_BATCH = 4096
+"""Rows built, sent and written per batch: bounds a task's memory; large enough that the API
+concurrency stays busy (a batch's slowest request holds the next batch back only once)."""
 
 
 def _safe(name: str) -> str:
@@ -29,40 +38,81 @@ def results_path(workdir: Path, task: Task) -> Path:
     return workdir / "results" / _safe(task.model_name) / f"{_safe(task.dataset)}.json"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` at once; the temp name is unique, so concurrent writers never collide."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
-def _rows(task: Task, model: Any, cache: ResponseCache,
+_write_atomic = write_atomic  # the name other modules used before
+
+
+def _jsonl(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
+
+
+def _batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]:
+    """Records in batches of at most ``rows_per_batch`` rows; a row's records (PPL labels) stay together."""
+    batch: list[Any] = []
+    seen = 0
+    last = object()
+    for r in records:
+        if r.index != last:
+            if seen == rows_per_batch:
+                yield batch
+                batch, seen = [], 0
+            seen += 1
+            last = r.index
+        batch.append(r)
+    if batch:
+        yield batch
+
+
+def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+    """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     ev = task.evaluation
     by_index = {}
-    for r in task.records:
+    for r in records:
         by_index.setdefault(r.index, r)
     out: list[dict[str, Any]] = []
     if task.mode == "gen":
-        for g in infer_gen(model, task.records, task.params, cache, progress):
-            out.append({"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids,
-                        "output": g.output, "prediction": ev.process_prediction(g.output),
-                        "gold": task.gold(by_index[g.index])})
+        for g in infer_gen(model, records, task.params, cache, progress):
+            row = {"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids}
+            if isinstance(g.output, RowFailure):
+                row.update(output=None, prediction=None, gold=task.gold(by_index[g.index]),
+                           error=g.output.to_json())
+            else:
+                row.update(output=g.output, prediction=ev.process_prediction(g.output),
+                           gold=task.gold(by_index[g.index]))
+            out.append(row)
     elif task.mode == "ppl":
-        for p in infer_ppl(model, task.records, cache, progress, normalizing_str=task.normalizing_str):
-            out.append({"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
-                        "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()},
-                        "prediction": p.prediction, "gold": task.gold(by_index[p.index])})
+        for p in infer_ppl(model, records, cache, progress, normalizing_str=task.normalizing_str):
+            row = {"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
+                   "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()} if p.error is None
+                   else None, "prediction": p.prediction, "gold": task.gold(by_index[p.index])}
+            if p.error is not None:
+                row["error"] = p.error.to_json()
+            out.append(row)
     elif task.mode == "clp":
-        for c in infer_clp(model, task.records, task.choices, cache, progress):
+        for c in infer_clp(model, records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
     elif task.mode in ("sc", "ll", "ppl_only"):  # forms hook: self-consistency, log-likelihood, ppl-only
         from promptweave.infer.forms import form_rows
 
-        out = form_rows(task, model, cache, progress)
+        out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
                                expected="gen, ppl, clp, sc, ll or ppl_only")
@@ -73,11 +123,169 @@ def _rows(task: Task, model: Any, cache: ResponseCache,
     return out
 
 
-# -- ray helper: shard-range execution, split out so an executor can run rows anywhere and finish the
-# task once on the merged rows (execute_task below is infer_rows + finish_task, unchanged behaviour).
-def infer_rows(task: Task, model: Any, cache: Any,
-               progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], dict | None]:
-    """The task's prediction rows for its records (any row range), not yet scored.
+class _JournalPrompts(Sequence):
+    """The prompts of a task's journal rows, read from the file only when an evaluator asks for them."""
+
+    def __init__(self, path: Path, offsets: list[int], keep: list[int]) -> None:
+        self.path, self.offsets, self.keep = path, offsets, keep
+
+    def __len__(self) -> int:
+        return len(self.keep)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        with open(self.path, "rb") as f:
+            f.seek(self.offsets[self.keep[i]])
+            return json.loads(f.readline()).get("prompt")
+
+    def __iter__(self) -> Iterator[Any]:
+        want = set(self.keep)
+        with open(self.path, encoding="utf-8") as f:
+            for n, line in enumerate(f):
+                if n in want:
+                    yield json.loads(line).get("prompt")
+
+
+def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], on_row_error: str,
+           prompts: Callable[[list[int]], Sequence[Any]], indices: list[int], cache: ResponseCache,
+           workdir: Path) -> tuple[dict[str, Any], list[Any], list[bool | None], list[Any] | None]:
+    """Results fields, processed golds, per-row verdicts and judge records; failed rows per ``on_row_error``.
+
+    ``wrong`` scores a failed row as an empty answer and marks it incorrect; ``skip``
+    leaves it out of the metrics (its ``correct`` is None); ``fail`` scores like ``skip``
+    (the task is then reported as failed). Evaluators get the test rows, the prompts (read
+    back from the journal only if they use them), the cache and the judge, as
+    ``evaluate.score_rows`` gives them.
+    """
+    ev = task.evaluation
+    golds = [ev.process_gold(g) for g in golds]
+    keep = [i for i, f in enumerate(failed) if not f] if on_row_error != "wrong" else list(range(len(golds)))
+    correct: list[bool | None] = [None] * len(golds)
+    if not keep:
+        return {"metrics": {}}, golds, correct, None
+    ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
+    scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
+    for i, ok in zip(keep, scores.correct):
+        correct[i] = None if ok is None else bool(ok) and not failed[i]
+    judges: list[Any] | None = None
+    details = getattr(scores, "details", None)
+    if details is not None and len(details) == len(keep):
+        judges = [None] * len(golds)
+        for i, d in zip(keep, details):
+            if isinstance(d, dict) and "judge" in d:
+                judges[i] = d["judge"]
+    out: dict[str, Any] = {"metrics": scores.metrics}
+    if getattr(scores, "extra", None):
+        out["evaluation"] = scores.extra
+    return out, golds, correct, judges
+
+
+def _failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for e in errors:
+        kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+    return kinds
+
+
+def _failed_result(task: Task, error: str) -> dict[str, Any]:
+    return {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
+            "error": error}
+
+
+def _check_on_row_error(on_row_error: str) -> None:
+    if on_row_error not in ON_ROW_ERROR:
+        raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,
+                       expected=" / ".join(ON_ROW_ERROR))
+
+
+def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
+                 progress: Callable[[int], None] | None = None, *, on_row_error: str = "wrong",
+                 rows_per_batch: int = ROWS_PER_BATCH) -> TaskOutcome:
+    """Run one task into its predictions and results files.
+
+    Rows go through in batches of ``rows_per_batch``: each batch is sent, and its
+    predictions appended to a ``.partial`` journal, before the next is built into
+    requests; the scored, final predictions file replaces the journal at the end. A
+    row whose request failed on its own is recorded with its error and scored per
+    ``on_row_error``; an error that concerns the whole model stops this task only
+    (finished calls stay cached, so a rerun sends only what is missing).
+    """
+    _check_on_row_error(on_row_error)
+    writes_before = cache.writes
+    cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
+    ppath = predictions_path(workdir, task)
+    journal = ppath.with_name(ppath.name + ".partial")
+    try:
+        if task.mode == "multiturn":
+            from promptweave.run.multiturn import run_multiturn
+
+            rows, extra = run_multiturn(task, model, cache, progress)
+            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+            n_rows = task.rows
+        else:
+            extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
+                                         rows_per_batch, workdir)
+    except PromptweaveError as exc:
+        return _task_error(task, workdir, exc, ppath, journal)
+    cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
+    return _task_done(task, workdir, extra, n_rows, ppath, on_row_error, cache.writes - writes_before, cut)
+
+
+def _task_error(task: Task, workdir: Path, exc: PromptweaveError, ppath: Path, journal: Path) -> TaskOutcome:
+    """The task failed (a model error, or scoring after the predictions were written): its results say why."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
+    outcome.error = exc.text if isinstance(exc, _ScoringFailed) else str(exc)
+    if isinstance(exc, _ScoringFailed):
+        outcome.predictions_path = str(ppath)
+    with contextlib.suppress(OSError):
+        journal.unlink()
+    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
+                                                         ensure_ascii=False))
+    return outcome
+
+
+def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, ppath: Path, on_row_error: str,
+               sent: int, cut: int, task_rows: int | None = None) -> TaskOutcome:
+    """The scored task's outcome and results file (failed rows counted and reported per ``on_row_error``)."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows if task_rows is None else task_rows)
+    outcome.metrics = extra["metrics"]
+    outcome.predictions_path = str(ppath)
+    outcome.failed_conversations = len(extra.get("failed_conversations") or [])
+    outcome.failed_rows = int(extra.get("failed_rows") or 0)
+    outcome.sent = sent
+    status = "done"
+    if outcome.failed_rows and on_row_error == "fail":
+        status = "failed"
+        outcome.error = (f"{outcome.failed_rows} row(s) failed ({', '.join(f'{k}: {n}' for k, n in extra['row_errors'].items())}); "
+                         "their errors are in the predictions; rerun the same command to retry only them")
+    result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": status,
+              "rows": n_rows, **extra, "predictions": str(ppath)}
+    if outcome.error:
+        result["error"] = outcome.error
+    if outcome.failed_conversations:
+        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
+                      "early on a failed request (recorded in the predictions); rerun the same command to retry "
+                      "them", PromptweaveWarning, stacklevel=3)
+    if outcome.failed_rows and on_row_error != "fail":
+        how = "scored as wrong" if on_row_error == "wrong" else "left out of the metrics"
+        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
+                      "(errors in the predictions); rerun the same command to retry only them",
+                      PromptweaveWarning, stacklevel=3)
+    if cut:
+        result["truncated_prompts"] = cut
+        warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
+                      "model's max_seq_len", PromptweaveWarning, stacklevel=3)
+    write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
+    return outcome
+
+
+# -- ray helper: the same task execution split in two, so an executor can infer row ranges anywhere
+# (infer_rows) and finish the task once on the merged rows (finish_task) through the local path's own
+# journal, scoring and results code; execute_task above stays the local executor's single pass.
+def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], None] | None = None, *,
+               rows_per_batch: int = ROWS_PER_BATCH) -> tuple[list[dict[str, Any]], dict | None]:
+    """The task's prediction rows for its records (any row range), failed rows with their ``error``; not scored.
 
     ``cache`` is anything with ResponseCache's ``get_many`` / ``put_many``. The second
     value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
@@ -86,89 +294,189 @@ def infer_rows(task: Task, model: Any, cache: Any,
         from promptweave.run.multiturn import multiturn_rows
 
         return multiturn_rows(task, model, cache, progress)
-    return _rows(task, model, cache, progress), None
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
+    out: list[dict[str, Any]] = []
+    for batch in _batches(task.records, rows_per_batch):
+        out.extend(_rows(task, batch, model, cache, progress))
+    return out, None
 
 
 def task_failed(task: Task, workdir: Path, error: str) -> TaskOutcome:
     """Record a task that could not run (its results file says why)."""
     outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows, error=error)
-    _write_atomic(results_path(workdir, task), json.dumps(
-        {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
-         "error": error}, indent=2, ensure_ascii=False))
+    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, error), indent=2, ensure_ascii=False))
     return outcome
 
 
-def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, cache: Any = None,
-                sent: int | None = None, truncated: int = 0, rows_total: int | None = None) -> TaskOutcome:
-    """Score the task's rows (all of them, in row order) and write its predictions and results."""
-    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows if rows_total is None else rows_total)
-    if meta is not None:
-        from promptweave.run.multiturn import multiturn_scores
-
-        extra = multiturn_scores(task, rows, meta)
-    else:
-        # scoring (eval helper's hook): evaluators also get the test rows, prompts, the cache and the judge; a
-        # scoring failure fails the task but keeps its predictions
-        from promptweave.evaluate.score_rows import score_rows
-
-        extra, error = score_rows(task.evaluation, rows, cache=cache, workdir=workdir)
-        if error is not None:
-            outcome.error = error
-            _write_atomic(predictions_path(workdir, task),
-                          "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
-            _write_atomic(results_path(workdir, task), json.dumps(
-                {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
-                 "error": error}, indent=2, ensure_ascii=False))
-            return outcome
-    lines = [json.dumps(r, ensure_ascii=False, default=str) for r in rows]
+def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, cache: ResponseCache,
+                sent: int = 0, truncated: int = 0, rows_total: int | None = None,
+                on_row_error: str = "wrong") -> TaskOutcome:
+    """Score the task's rows (all of them, in row order) and write its predictions and results, as
+    :func:`execute_task` does; ``sent`` counts the calls made for ``rows`` (judge calls made here are added)."""
+    _check_on_row_error(on_row_error)
+    writes_before = cache.writes
     ppath = predictions_path(workdir, task)
-    _write_atomic(ppath, "".join(line + "\n" for line in lines))
-    outcome.metrics = extra["metrics"]
-    outcome.predictions_path = str(ppath)
-    outcome.failed_conversations = len(extra.get("failed_conversations") or [])
-    if sent is not None:
-        outcome.sent = sent
-    result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "done",
-              "rows": outcome.rows if task.mode == "multiturn" else len(rows), **extra, "predictions": str(ppath)}
-    if outcome.failed_conversations:
-        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
-                      "early on a failed request (recorded in the predictions); rerun the same command to retry "
-                      "them", PromptweaveWarning, stacklevel=2)
-    if truncated:
-        result["truncated_prompts"] = truncated
-        warnings.warn(f"{task.model_name} · {task.dataset}: {truncated} prompt(s) were cut from the left to fit the "
-                      "model's max_seq_len", PromptweaveWarning, stacklevel=2)
-    _write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
-    return outcome
-
-
-def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
-                 progress: Callable[[int], None] | None = None) -> TaskOutcome:
-    """Run one task; a model error stops this task only and is reported, finished calls stay cached."""
-    sent_before = getattr(getattr(model, "stats", None), "ok", None)
-    cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
+    journal = ppath.with_name(ppath.name + ".partial")
+    n_total = task.rows if rows_total is None else rows_total
     try:
-        rows, meta = infer_rows(task, model, cache, progress)
+        if meta is not None:
+            from promptweave.run.multiturn import multiturn_scores
+
+            extra = multiturn_scores(task, rows, meta)
+            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+            n_rows = n_total
+        else:
+            state = _Journal(journal)
+            state.open()
+            try:
+                state.add(rows)
+            finally:
+                state.close()
+            extra, n_rows = _finish_journal(task, state, ppath, journal, on_row_error, cache, workdir)
     except PromptweaveError as exc:
-        return task_failed(task, workdir, str(exc))
-    sent = model.stats.ok - sent_before if sent_before is not None else None
-    cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
-    return finish_task(task, rows, meta, workdir, cache=cache, sent=sent, truncated=cut)
+        out = _task_error(task, workdir, exc, ppath, journal)
+        out.rows = n_total
+        return out
+    return _task_done(task, workdir, extra, n_rows, ppath, on_row_error, sent + cache.writes - writes_before,
+                      truncated, n_total)
+
+
+class _Journal:
+    """A task's ``.partial`` journal being written: the rows' lines, and what scoring needs of them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.preds: list[Any] = []
+        self.golds: list[Any] = []
+        self.failed: list[bool] = []
+        self.indices: list[int] = []
+        self.offsets: list[int] = []
+        self.errors: list[dict[str, Any]] = []
+        self.out: Any = None
+
+    def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.out = open(self.path, "wb")  # noqa: SIM115 - closed by close(), rows are added across batches
+
+    def close(self) -> None:
+        self.out.close()
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            self.offsets.append(self.out.tell())
+            self.out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
+            self.preds.append(r["prediction"])
+            self.golds.append(r["gold"])
+            self.indices.append(r["index"])
+            self.failed.append("error" in r)
+            if "error" in r:
+                self.errors.append(r["error"])
+        self.out.flush()
+
+
+def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callable[[int], None] | None,
+                 ppath: Path, journal: Path, on_row_error: str, rows_per_batch: int,
+                 workdir: Path) -> tuple[dict[str, Any], int]:
+    """Infer batch by batch into the journal, score, then write the final predictions file; the result's fields.
+
+    A scoring failure fails the task but keeps its (unscored) predictions.
+    """
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
+    state = _Journal(journal)
+    state.open()
+    try:
+        for batch in _batches(task.records, rows_per_batch):
+            rows = _rows(task, batch, model, cache, progress)
+            state.add(rows)
+            del rows, batch
+    finally:
+        state.close()
+    return _finish_journal(task, state, ppath, journal, on_row_error, cache, workdir)
+
+
+def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_row_error: str,
+                    cache: ResponseCache, workdir: Path) -> tuple[dict[str, Any], int]:
+    """Score the journal's rows, then replace it by the final predictions file; the result's fields."""
+    offsets, golds, errors = state.offsets, state.golds, state.errors
+    try:
+        extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
+                                               lambda keep: _JournalPrompts(journal, offsets, keep), state.indices,
+                                               cache, workdir)
+        scoring_error = None
+    except PromptweaveError as exc:
+        extra, correct, judges, scoring_error = {"metrics": {}}, None, None, str(exc)
+    state.preds = []
+    # the final file: the journal's rows with the processed gold and the verdict, replaced at once
+    fd, tmp = tempfile.mkstemp(dir=ppath.parent, prefix=ppath.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as dst, \
+                open(journal, encoding="utf-8") as src:
+            for n, line in enumerate(src):
+                if correct is not None:
+                    row = json.loads(line)
+                    row["gold"] = golds[n]
+                    row["correct"] = correct[n]
+                    if judges is not None and judges[n] is not None:
+                        row["judge"] = judges[n]
+                    line = _jsonl(row)
+                dst.write(line)
+        os.replace(tmp, ppath)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    journal.unlink()
+    if scoring_error is not None:
+        raise _ScoringFailed(scoring_error)
+    if errors:
+        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+    return extra, len(golds)
+
+
+class _ScoringFailed(PromptweaveError):
+    """Scoring failed after the predictions were written: the task fails, its predictions stay."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.text = message
 
 
 def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None = None, show_progress: bool = True,
-              console: Any = None) -> list[TaskOutcome]:
-    """Run every task (grouped by model, each model built once), writing into ``workdir``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+              console: Any = None, on_row_error: str = "wrong", wait: bool = True,
+              notify: Callable[[str], None] | None = None) -> list[TaskOutcome]:
+    """Run every task (grouped by model, each model built once), writing into ``workdir``.
 
+    The work dir is locked for the whole run (one writer at a time): a second run waits
+    for the first (telling ``notify``) or, with ``wait=False``, raises
+    :class:`~promptweave.errors.WorkdirLockedError`.
+    """
+    if on_row_error not in ON_ROW_ERROR:
+        raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,
+                       expected=" / ".join(ON_ROW_ERROR))
     workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
     tasks = [t.limited(limit) for t in tasks]
     order: dict[str, list[Task]] = {}
     for t in tasks:
         order.setdefault(t.model_name, []).append(t)
     outcomes: list[TaskOutcome] = []
-    with ResponseCache(workdir / CACHE_FILE) as cache, Progress(
+    # the loaded config and data live for the whole run: keep the collector from walking them at every batch
+    gc.collect()
+    gc.freeze()
+    try:
+        _run_locked(tasks, order, workdir, outcomes, show_progress, console, on_row_error, wait, notify)
+    finally:
+        gc.unfreeze()
+    return outcomes
+
+
+def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, outcomes: list[TaskOutcome],
+                show_progress: bool, console: Any, on_row_error: str, wait: bool,
+                notify: Callable[[str], None] | None) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with workdir_lock(workdir, wait=wait, notify=notify), ResponseCache(workdir / CACHE_FILE) as cache, Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=console, disable=not show_progress, transient=False) as bar:
         bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
@@ -176,17 +484,19 @@ def run_tasks(tasks: Sequence[Task], workdir: str | Path, *, limit: int | None =
             try:
                 model = group[0].make_model()
             except PromptweaveError as exc:
-                outcomes.extend(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)) for t in group)
+                for t in group:  # each task says why it has no predictions
+                    outcomes.append(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)))
+                    write_atomic(results_path(workdir, t), json.dumps(_failed_result(t, str(exc)), indent=2,
+                                                                      ensure_ascii=False))
                 continue
             for t in group:
                 bid = bars[id(t)]
                 outcomes.append(execute_task(t, model, workdir, cache,
-                                             lambda n, bid=bid: bar.advance(bid, n)))
+                                             lambda n, bid=bid: bar.advance(bid, n), on_row_error=on_row_error))
             del model
             gc.collect()
-    summary = [o.__dict__ for o in outcomes]
-    _write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str))
-    return outcomes
+        summary = [{**o.__dict__} for o in outcomes]
+        write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str))
 
 
 def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
@@ -198,8 +508,11 @@ def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
         table.add_column(col, overflow="fold" if col == "metric" else "ellipsis")  # metric names stay whole
     for o in outcomes:
         if o.ok:
-            status = "done" if o.complete else (f"[yellow]partial[/yellow]: {o.failed_conversations} "
-                                                "conversation(s) failed")
+            status = "done"
+            if o.failed_conversations:
+                status = f"[yellow]partial[/yellow]: {o.failed_conversations} conversation(s) failed"
+            elif o.failed_rows:
+                status = f"[yellow]partial[/yellow]: {o.failed_rows} row(s) failed"
             for metric, value in (o.metrics.items() or [("-", None)]):
                 table.add_row(o.dataset, o.model, o.mode, str(o.rows), metric,
                               "-" if value is None else f"{value:.2f}", status)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, RoleError, UnsupportedError
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
-from promptweave.run.task import Task
+from promptweave.run.task import LazyRecords, Task
 
 # eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
 _SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
@@ -307,7 +307,11 @@ def _records(builder: Any, ds: Any, n: int | range, load_data: bool, budget: int
         count = counters.get(j, mcfg)
     if count is not None:
         return list(ShotFitter(builder, count, budget).build_all(todo))
-    return list(builder.build_all(todo))
+    # reliability: built batch by batch as the task runs, never all at once; the first row now, so a template
+    # error still stops the plan before anything is sent
+    if todo:
+        list(builder.build_all([todo[0]]))
+    return LazyRecords(builder.build_all, todo, per_row=1 if builder.mode != "ppl" else max(1, len(builder.labels())))
 
 
 def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,

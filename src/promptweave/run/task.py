@@ -1,12 +1,44 @@
 """A planned unit of work: one dataset's prompts on one model."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from promptweave.evaluate import Evaluation
 from promptweave.infer.records import RecordLike
 from promptweave.models.base import GenerationParams
+
+
+class LazyRecords:
+    """A task's prompt records, built on demand ``chunk`` rows at a time and never all kept.
+
+    Iterating yields the records in row order (a row's PPL labels together) as
+    ``build(indices)`` makes them, so a task of any size streams through
+    ``execute_task`` with only a batch of prompts alive at once.
+    """
+
+    def __init__(self, build: Callable[[Sequence[int]], Iterable[Any]], indices: Sequence[int],
+                 per_row: int = 1, chunk: int = 4096) -> None:
+        self.build = build
+        self.indices = list(indices)
+        self.per_row = per_row
+        self.chunk = max(1, chunk)
+
+    def __iter__(self) -> Iterator[Any]:
+        for s in range(0, len(self.indices), self.chunk):
+            yield from self.build(self.indices[s:s + self.chunk])
+
+    def __len__(self) -> int:
+        return len(self.indices) * self.per_row
+
+    @property
+    def rows(self) -> int:
+        return len(self.indices)
+
+    def select_rows(self, start: int, stop: int | None = None) -> LazyRecords:
+        """The records of rows ``start:stop`` (by position among this task's rows)."""
+        return LazyRecords(self.build, self.indices[start:stop], self.per_row, self.chunk)
 
 
 @dataclass
@@ -38,17 +70,23 @@ class Task:
 
     @property
     def rows(self) -> int:
+        if isinstance(self.records, LazyRecords):
+            return self.records.rows
         return len({r.index for r in self.records})
 
     @property
     def calls(self) -> int:
         """Model calls the task makes (a conversation makes one per BOT turn)."""
+        if isinstance(self.records, LazyRecords):
+            return len(self.records)
         return sum(getattr(r, "requests", 1) for r in self.records)
 
-    def limited(self, limit: int | None) -> "Task":
+    def limited(self, limit: int | None) -> Task:
         """The same task restricted to its first ``limit`` rows (all labels of a kept row stay)."""
         if limit is None:
             return self
+        if isinstance(self.records, LazyRecords):
+            return Task(**{**self.__dict__, "records": self.records.select_rows(0, limit)})
         keep: list[int] = []
         for r in self.records:
             if r.index not in keep:
@@ -88,6 +126,7 @@ class TaskOutcome:
     error: str | None = None
     predictions_path: str | None = None
     failed_conversations: int = 0
+    failed_rows: int = 0
 
     @property
     def ok(self) -> bool:
@@ -95,5 +134,5 @@ class TaskOutcome:
 
     @property
     def complete(self) -> bool:
-        """Done with nothing left to retry (no conversation ended by a failed request)."""
-        return self.ok and not self.failed_conversations
+        """Done with nothing left to retry (no failed row, no conversation ended by a failed request)."""
+        return self.ok and not self.failed_conversations and not self.failed_rows

@@ -41,6 +41,8 @@ def build_retriever(cfg: Mapping[str, Any] | Retriever | None) -> Retriever:
         return cfg
     if cfg is None:
         cfg = {"type": "ZeroRetriever"}
+    if not isinstance(cfg, Mapping):  # reliability: a typed error, not dict()'s ValueError
+        raise RetrieverError("a retriever must be a dict with a 'type'", field="retriever", value=cfg)
     cfg = dict(cfg)
     kind = cfg.pop("type", "ZeroRetriever")
     if isinstance(kind, type):

@@ -27,6 +27,9 @@ class RunRequest:
     console: Any = None
     # called on the planned tasks before any model call (the CLI checks evaluators: code flag, judge model)
     prepare: Callable[[list[Task]], None] | None = None
+    on_row_error: str = "wrong"  # how rows whose request failed are scored (--on-row-error)
+    wait: bool = True  # wait for another run holding the work dir's lock (False: --no-wait, refuse at once)
+    notify: Callable[[str], None] | None = None  # told once when waiting for that lock
 
 
 class Executor(Protocol):

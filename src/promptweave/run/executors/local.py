@@ -16,4 +16,5 @@ class LocalExecutor:
                             datasets=request.datasets, models=request.models)
         if request.prepare is not None:
             request.prepare(tasks)
-        return run_tasks(tasks, request.workdir, show_progress=request.show_progress, console=request.console)
+        return run_tasks(tasks, request.workdir, show_progress=request.show_progress, console=request.console,
+                         on_row_error=request.on_row_error, wait=request.wait, notify=request.notify)

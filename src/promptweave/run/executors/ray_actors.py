@@ -124,6 +124,29 @@ class RemoteCache:
             raise err
 
 
+class _Counted:
+    """A shard's view of the worker's :class:`RemoteCache` that counts the answers it stores (``writes``,
+    as ResponseCache counts them: the calls sent and answered)."""
+
+    def __init__(self, cache: RemoteCache) -> None:
+        self.cache = cache
+        self.writes = 0
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        return self.cache.get_many(keys)
+
+    def get(self, key: str) -> Any:
+        return self.cache.get(key)
+
+    def put_many(self, items: Iterable[tuple]) -> None:
+        rows = [tuple(x) for x in items]
+        self.writes += len(rows)
+        self.cache.put_many(rows)
+
+    def put(self, key: str, model_name: str, kind: str, request: Any, response: Any) -> None:
+        self.put_many([(key, model_name, kind, request, response)])
+
+
 class ClusterLimiter:
     """An API model's concurrency and requests-per-minute, shared by all its actors (held by the Coordinator).
 
@@ -236,14 +259,16 @@ class ShardWorker:
                               models=[self.j], make_model=lambda _cfg: self.model, token_counter=self._count,
                               rows=range(shard.start, shard.stop), opened={shard.ds: self.datasets[shard.ds]})
         stats = getattr(self.model, "stats", None)
-        ok0, cut0 = getattr(stats, "ok", None), getattr(stats, "truncated_prompts", None)
+        cut0 = getattr(stats, "truncated_prompts", None)
+        cache = _Counted(self.cache)  # calls answered for this shard (shards of one actor may run at once)
         try:
-            rows, meta = infer_rows(task, self.model, self.cache)
+            rows, meta = infer_rows(task, self.model, cache)
         finally:
             self.cache.flush()  # the shard's answers are committed before the shard comes back
         self.shards_run += 1
-        return {"rows": rows, "meta": meta, "requests": len(task.records),
-                "sent": None if ok0 is None else stats.ok - ok0,
+        # a failed row's request is not cached: the shard is committed as one to run again on a rerun
+        return {"rows": rows, "meta": meta, "requests": len(task.records), "sent": cache.writes,
+                "failed_rows": sum(1 for r in rows if "error" in r),
                 "truncated": 0 if cut0 is None else stats.truncated_prompts - cut0}
 
     def loads(self) -> int:

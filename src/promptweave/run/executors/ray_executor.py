@@ -184,6 +184,18 @@ class RayExecutor:
 
     # ------------------------------------------------------------------ run
     def run(self, req: RunRequest) -> list[TaskOutcome]:
+        from promptweave.infer.failure import ON_ROW_ERROR
+        from promptweave.run.lock import workdir_lock
+
+        if req.on_row_error not in ON_ROW_ERROR:
+            raise DistributedError("unknown --on-row-error", field="on_row_error", value=req.on_row_error,
+                                   expected=" / ".join(ON_ROW_ERROR))
+        workdir = Path(req.workdir)
+        # one writer per work dir, as a local run: held (by this driver) from before Ray starts until it is down
+        with workdir_lock(workdir, wait=req.wait, notify=req.notify):
+            return self._run_locked(req, workdir)
+
+    def _run_locked(self, req: RunRequest, workdir: Path) -> list[TaskOutcome]:
         from promptweave.models.factory import (
             OPENAI_TYPES,
             build_model,
@@ -195,8 +207,6 @@ class RayExecutor:
         self.t0 = time.monotonic()
         ray = self._connect()
         try:
-            workdir = Path(req.workdir)
-            workdir.mkdir(parents=True, exist_ok=True)
             states, ds_refs = self._plan(req, ray)
             cfg = req.config
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -295,7 +305,7 @@ class RayExecutor:
             def finish_ready() -> None:
                 for s in states:
                     if not s.finished and not s.pending and not s.in_flight:
-                        outcomes[(s.ds, s.model)] = self._finish(s, workdir)
+                        outcomes[(s.ds, s.model)] = self._finish(s, workdir, req.on_row_error)
                         s.finished = True
                         bar.update(s.bar, note="[red]failed[/red]" if s.failed or s.errors else "[green]done[/green]")
                 for j, model_slots in slots.items():  # a model with nothing left frees its GPUs for the next
@@ -363,7 +373,8 @@ class RayExecutor:
                     else:
                         s = by_task[(shard.ds, shard.model)]
                         s.log.commit(shard.start, shard.stop, {"dataset": s.task.dataset, "model": s.task.model_name,
-                                                               "start": shard.start, "stop": shard.stop, **value})
+                                                               "start": shard.start, "stop": shard.stop, **value},
+                                     complete=not value.get("failed_rows"))
                         s.done.append((shard.start, shard.stop))
                         s.in_flight -= 1
                         slot.busy -= 1
@@ -423,7 +434,7 @@ class RayExecutor:
                                                      "command to retry them", field="shards", value=s.task.dataset)))
                 s.pending = []
 
-    def _finish(self, s: _TaskState, workdir: Path) -> TaskOutcome:
+    def _finish(self, s: _TaskState, workdir: Path, on_row_error: str) -> TaskOutcome:
         """Merge the task's committed shards in row order and score it once (as a local run does)."""
         from promptweave.run.execute import finish_task, task_failed
 
@@ -456,7 +467,7 @@ class RayExecutor:
         # scoring runs here, once per task; an LLM judge's calls go through the same response cache
         with ResponseCache(workdir / "cache.sqlite") as cache:
             return finish_task(s.task, rows, meta, workdir, cache=cache, sent=sent or 0, truncated=truncated,
-                               rows_total=s.n_rows)
+                               rows_total=s.n_rows, on_row_error=on_row_error)
 
 
 def worker_name(model_name: str, replica: int, generation: int) -> str:

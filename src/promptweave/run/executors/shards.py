@@ -113,17 +113,32 @@ class ShardLog:
                 at = b
         return kept
 
-    def commit(self, start: int, stop: int, payload: Mapping[str, Any]) -> None:
-        """Write a shard's rows atomically (temp file, fsync, rename)."""
+    def retry_path(self, start: int, stop: int) -> Path:
+        return self.folder / f"{start}-{stop}.retry.json"
+
+    def commit(self, start: int, stop: int, payload: Mapping[str, Any], *, complete: bool = True) -> None:
+        """Write a shard's rows atomically (temp file, fsync, rename).
+
+        A shard with failed rows (``complete=False``) is written under a name :meth:`done`
+        does not count: this run merges it, a rerun runs the shard again (its answered calls
+        come from the cache, so only the failed rows are sent again), as a local rerun does.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
-        final = self.path(start, stop)
+        final = self.path(start, stop) if complete else self.retry_path(start, stop)
         tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, final)
+        if complete:
+            self.retry_path(start, stop).unlink(missing_ok=True)
+        else:
+            self.path(start, stop).unlink(missing_ok=True)
 
     def read(self, start: int, stop: int) -> dict[str, Any]:
-        with open(self.path(start, stop), encoding="utf-8") as fh:
+        path = self.path(start, stop)
+        if not path.exists():
+            path = self.retry_path(start, stop)
+        with open(path, encoding="utf-8") as fh:
             return json.load(fh)
