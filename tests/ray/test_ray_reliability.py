@@ -17,7 +17,7 @@ from promptweave.cli.common import ExitCode
 from promptweave.run.lock import workdir_lock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
-from test_run_cli import API_MODEL, write_config  # noqa: E402
+from test_run_cli import API_MODEL, write_config
 
 pytestmark = pytest.mark.slow  # real Ray instances
 
