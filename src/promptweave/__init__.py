@@ -31,6 +31,7 @@ from promptweave.errors import RunError, WorkdirLockedError  # reliability: run 
 from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
+from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 
 __version__ = "0.1.0"
 
@@ -48,4 +49,5 @@ __all__ = [
     "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
     "DatasetSplits", "load_dataset", "check_loader", "locate_data",
+    "RunRequest", "make_executor",
 ]

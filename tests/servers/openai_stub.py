@@ -115,6 +115,8 @@ class StubServer:
         self._ready = threading.Event()
         self.held = threading.Event()  # set when the first request past ``hold_after`` arrives
         self._n_received = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     # -- lifecycle -------------------------------------------------------
     @property
@@ -152,8 +154,15 @@ class StubServer:
         self._loop.run_until_complete(self._main())
         self._loop.close()
 
+    def release_hold(self) -> None:
+        """Serve requests normally again; requests held so far are dropped unanswered (their client is gone)."""
+        self.hold_after = None
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._released.set)
+
     async def _main(self) -> None:
         self._stop_event = asyncio.Event()
+        self._released = asyncio.Event()
         server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -181,7 +190,12 @@ class StubServer:
                         k, v = line.split(":", 1)
                         headers[k.strip().lower()] = v.strip()
                 body_bytes = await reader.readexactly(int(headers.get("content-length", "0") or 0))
-                keep = await self._respond(method, path, headers, body_bytes, writer)
+                self.in_flight += 1  # requests being handled at once, for concurrency-limit tests
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                try:
+                    keep = await self._respond(method, path, headers, body_bytes, writer)
+                finally:
+                    self.in_flight -= 1
                 if not keep:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
@@ -227,7 +241,9 @@ class StubServer:
             self.log.append({"key": key, "path": path, "attempt": attempt, "body": body})
         if self.hold_after is not None and n > self.hold_after:
             self.held.set()
-            await self._stop_event.wait()  # never answered: the client is killed while waiting
+            # never answered: the client is killed while waiting (release_hold drops these and serves the rest)
+            await asyncio.wait([asyncio.ensure_future(self._stop_event.wait()),
+                                asyncio.ensure_future(self._released.wait())], return_when=asyncio.FIRST_COMPLETED)
             return False
         fault = self.faults(key, attempt, body) if self.faults else None
         if fault is not None:

@@ -33,6 +33,19 @@ def run_cmd(
                                          "run the model's code, in a limited subprocess."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge for LLM-judged datasets whose "
                                               "judge_cfg is empty: a model abbr from judge_models or models."),
+    # -- ray helper: executor options (run/executors/)
+    executor: str = typer.Option("local", "--executor", help="local (this process) or ray (row shards on a Ray "
+                                 "cluster; needs promptweave[ray])."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray: join this running cluster (default: start "
+                                          "a local Ray instance on loopback)."),
+    shard_rows: Optional[int] = typer.Option(None, "--shard-rows", min=1, help="Ray: rows per shard (default: "
+                                             "from the model's batch size and the number of workers)."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Ray: model replicas (actors) per model "
+                                          "(default: one per num_gpus GPUs of the cluster, else 1)."),
+    num_gpus: Optional[float] = typer.Option(None, "--num-gpus", min=0, help="Ray: GPUs per replica (default: the "
+                                             "model's run_cfg.num_gpus)."),
+    num_cpus: Optional[float] = typer.Option(None, "--num-cpus", min=0, help="Ray: CPUs per replica (default: the "
+                                             "model's run_cfg.num_cpus, else 1; 0 for API models)."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -52,15 +65,26 @@ def run_cmd(
         cfg = load_config(config, trust=trust_config)
         ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
         model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-        tasks = plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+        if executor not in ("local", "ray"):
+            from promptweave.errors import ConfigError
+
+            raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+        # ray helper: the ray executor builds prompts where each shard runs, so nothing is planned here for it
+        tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+                 if executor == "local" or dry_run else [])
         # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
         from promptweave.evaluate import prepare_tasks
         from promptweave.evaluate.judge import judge_model_cfg
 
-        try:
-            prepare_tasks(tasks, allow_code_exec=allow_code_exec, judge_model=judge_model_cfg(cfg, judge_model))
-        except PromptweaveError as exc:
-            raise (exc if exc.file else exc.at(file=str(config))) from None
+        judge_cfg = judge_model_cfg(cfg, judge_model)
+
+        def prepare(planned: list) -> None:
+            try:
+                prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
+            except PromptweaveError as exc:
+                raise (exc if exc.file else exc.at(file=str(config))) from None
+
+        prepare(tasks)
     except PromptweaveError as exc:
         fail(err, exc)
     if dry_run:
@@ -75,10 +99,21 @@ def run_cmd(
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
         return
+    def notify(msg: str) -> None:
+        err.print(msg, style="yellow", markup=False)
+
     try:
-        outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console,
-                             on_row_error=on_row_error, wait=not no_wait,
-                             notify=lambda msg: err.print(msg, style="yellow", markup=False))
+        if executor == "local":
+            outcomes = run_tasks(tasks, workdir, show_progress=not no_progress, console=console,
+                                 on_row_error=on_row_error, wait=not no_wait, notify=notify)
+        else:  # ray helper: other executors plan their own prompts (built where each shard runs)
+            from promptweave.run.executors import RunRequest, make_executor
+
+            runner = make_executor(executor, address=address, shard_rows=shard_rows, workers=workers,
+                                   num_gpus=num_gpus, num_cpus=num_cpus)
+            outcomes = runner.run(RunRequest(cfg, workdir, ds_ids, model_ids, limit, trust_config,
+                                             show_progress=not no_progress, console=console, prepare=prepare,
+                                             on_row_error=on_row_error, wait=not no_wait, notify=notify))
     except PromptweaveError as exc:
         fail(err, exc)
     console.print(summary_table(outcomes))

@@ -9,6 +9,12 @@ per prompt, or ``None`` (or the exception) where that request failed. :func:`as_
 Conversations advance in waves: request *k* of every row still running goes
 to the model in one batch, since in ``every`` mode it depends on reply *k-1*.
 A failed request ends its row, as in AISBench.
+
+This module owns the conversation loop and only calls down: the template
+(``prompt/multiturn``) gives each request's dialogue, the engine renders it, and
+:class:`CachedGenerate` sends it through the response cache (``infer/dispatch``).
+``run/multiturn`` turns the results into prediction rows and scores; nothing here
+calls back up into the run.
 """
 from __future__ import annotations
 
@@ -20,9 +26,15 @@ from typing import Any, Callable, Iterable, Sequence
 from promptweave.engine.builder import render_prompt
 from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ModelError, TemplateError
+from promptweave.infer.dispatch import CachedCaller
+from promptweave.infer.records import is_messages
 from promptweave.models.base import ChatModel, GenerationParams, TextModel
 from promptweave.prompt.dialogue import Dialogue
-from promptweave.prompt.multiturn import Conversation, MultiTurnPromptTemplate, check_mode
+from promptweave.prompt.multiturn import (
+    Conversation,
+    MultiTurnPromptTemplate,
+    check_mode,
+)
 from promptweave.render.chat import to_openai_messages
 
 Generate = Callable[[list[Any]], Sequence[Any]]
@@ -72,6 +84,64 @@ class TurnView:
     prompt: Dialogue
     rendered: Any
     gold: Any = None
+
+
+# a rejection no request can get past (key or model wrong) stops the task instead of failing one conversation
+FATAL_STATUS = frozenset({401, 403, 404})
+
+
+class CachedGenerate:
+    """A generate callable (prompts → replies) that reads and writes the response cache.
+
+    Each call is looked up in the cache first, so a resumed run re-sends only calls
+    that never finished: in ``every`` mode call *k* holds the model's earlier replies,
+    which on resume come from the cache, so the request (and its key) is the same.
+    A batch that raises is sent again one request at a time (finished calls come
+    from the cache, so only unfinished ones go out again), so each failure is told
+    apart and returned as that request's exception.
+    """
+
+    def __init__(self, model: Any, params: GenerationParams, cache: Any,
+                 progress: Callable[[int], None] | None = None) -> None:
+        self.caller = CachedCaller(model, cache, progress)
+        self.cache = cache
+        self.params = params
+
+    def __call__(self, prompts: list[Any]) -> list[Any]:
+        out: list[Any] = [None] * len(prompts)
+        kinds = ["chat" if is_messages(p) else "generate" for p in prompts]
+        for kind in ("chat", "generate"):
+            idx = [i for i, k in enumerate(kinds) if k == kind]
+            if not idx:
+                continue
+            try:
+                got = self.caller.call(kind, [prompts[i] for i in idx], self.params)
+            except Exception as exc:  # noqa: BLE001 - one request's failure must not end the others
+                self._stop_if_fatal(exc)
+                got = [exc] if len(idx) == 1 else self._one_by_one(kind, [prompts[i] for i in idx])
+            for i, v in zip(idx, got):
+                out[i] = v
+        return out
+
+    def _one_by_one(self, kind: str, prompts: Sequence[Any]) -> list[Any]:
+        keys = [self.caller.key(kind, p, self.params) for p in prompts]
+        found = self.cache.get_many(keys) if self.cache is not None else {}  # finished in the failed batch
+        out: list[Any] = []
+        for p, key in zip(prompts, keys):
+            if key in found:
+                out.append(found[key])
+                continue
+            try:
+                out.append(self.caller.call(kind, [p], self.params)[0])
+            except Exception as exc:  # noqa: BLE001
+                self._stop_if_fatal(exc)
+                out.append(exc)
+        return out
+
+    @staticmethod
+    def _stop_if_fatal(exc: BaseException) -> None:
+        if isinstance(exc, ModelError) and getattr(exc, "status", None) in FATAL_STATUS:
+            raise StopRun(exc.message, field=exc.field, value=exc.value) from exc
 
 
 # --------------------------------------------------------------------------- model adapters
@@ -198,6 +268,13 @@ class MultiTurnGenInferencer:
                 out.append((r, None if r is not None else "request failed"))
         return out
 
+    def run_cached(self, model: Any, cache: Any, params: GenerationParams, indices: Sequence[int],
+                   progress: Callable[[int], None] | None = None) -> list[ConversationResult]:
+        """Run these conversations on ``model`` through the response cache (a wave is one batch)."""
+        self.generate = CachedGenerate(model, params, cache, progress)
+        self.batch_size = max(1, len(indices))  # the cached caller splits a wave for the backend
+        return self.run(indices)
+
     def run(self, indices: Iterable[int] | None = None) -> list[ConversationResult]:
         """Run every conversation (or those in ``indices``); results per row, predictions per turn."""
         idx = list(range(len(self.dataset.test)) if indices is None else indices)
@@ -303,5 +380,17 @@ def scripted(replies: Sequence[str | None], received: list[Any] | None = None) -
     return generate
 
 
-__all__ = ["MultiTurnGenInferencer", "StopRun", "TurnResult", "ConversationResult", "TurnView", "as_generate",
-           "write_predictions", "read_predictions", "score", "turn_prompts", "scripted"]
+__all__ = [
+    "CachedGenerate",
+    "ConversationResult",
+    "MultiTurnGenInferencer",
+    "StopRun",
+    "TurnResult",
+    "TurnView",
+    "as_generate",
+    "read_predictions",
+    "score",
+    "scripted",
+    "turn_prompts",
+    "write_predictions",
+]

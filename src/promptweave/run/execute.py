@@ -193,6 +193,12 @@ def _failed_result(task: Task, error: str) -> dict[str, Any]:
             "error": error}
 
 
+def _check_on_row_error(on_row_error: str) -> None:
+    if on_row_error not in ON_ROW_ERROR:
+        raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,
+                       expected=" / ".join(ON_ROW_ERROR))
+
+
 def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
                  progress: Callable[[int], None] | None = None, *, on_row_error: str = "wrong",
                  rows_per_batch: int = ROWS_PER_BATCH) -> TaskOutcome:
@@ -205,10 +211,7 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     ``on_row_error``; an error that concerns the whole model stops this task only
     (finished calls stay cached, so a rerun sends only what is missing).
     """
-    if on_row_error not in ON_ROW_ERROR:
-        raise RunError("unknown --on-row-error", field="on_row_error", value=on_row_error,
-                       expected=" / ".join(ON_ROW_ERROR))
-    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
+    _check_on_row_error(on_row_error)
     writes_before = cache.writes
     cut_before = getattr(getattr(model, "stats", None), "truncated_prompts", None)
     ppath = predictions_path(workdir, task)
@@ -224,19 +227,33 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)
     except PromptweaveError as exc:
-        outcome.error = exc.text if isinstance(exc, _ScoringFailed) else str(exc)
-        if isinstance(exc, _ScoringFailed):
-            outcome.predictions_path = str(ppath)
-        with contextlib.suppress(OSError):
-            journal.unlink()
-        write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
-                                                             ensure_ascii=False))
-        return outcome
+        return _task_error(task, workdir, exc, ppath, journal)
+    cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
+    return _task_done(task, workdir, extra, n_rows, ppath, on_row_error, cache.writes - writes_before, cut)
+
+
+def _task_error(task: Task, workdir: Path, exc: PromptweaveError, ppath: Path, journal: Path) -> TaskOutcome:
+    """The task failed (a model error, or scoring after the predictions were written): its results say why."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows)
+    outcome.error = exc.text if isinstance(exc, _ScoringFailed) else str(exc)
+    if isinstance(exc, _ScoringFailed):
+        outcome.predictions_path = str(ppath)
+    with contextlib.suppress(OSError):
+        journal.unlink()
+    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
+                                                         ensure_ascii=False))
+    return outcome
+
+
+def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, ppath: Path, on_row_error: str,
+               sent: int, cut: int, task_rows: int | None = None) -> TaskOutcome:
+    """The scored task's outcome and results file (failed rows counted and reported per ``on_row_error``)."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows if task_rows is None else task_rows)
     outcome.metrics = extra["metrics"]
     outcome.predictions_path = str(ppath)
     outcome.failed_conversations = len(extra.get("failed_conversations") or [])
     outcome.failed_rows = int(extra.get("failed_rows") or 0)
-    outcome.sent = cache.writes - writes_before
+    outcome.sent = sent
     status = "done"
     if outcome.failed_rows and on_row_error == "fail":
         status = "failed"
@@ -249,19 +266,113 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     if outcome.failed_conversations:
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
                       "early on a failed request (recorded in the predictions); rerun the same command to retry "
-                      "them", PromptweaveWarning, stacklevel=2)
+                      "them", PromptweaveWarning, stacklevel=3)
     if outcome.failed_rows and on_row_error != "fail":
         how = "scored as wrong" if on_row_error == "wrong" else "left out of the metrics"
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
                       "(errors in the predictions); rerun the same command to retry only them",
-                      PromptweaveWarning, stacklevel=2)
-    if cut_before is not None and model.stats.truncated_prompts > cut_before:
-        cut = model.stats.truncated_prompts - cut_before
+                      PromptweaveWarning, stacklevel=3)
+    if cut:
         result["truncated_prompts"] = cut
         warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
-                      "model's max_seq_len", PromptweaveWarning, stacklevel=2)
+                      "model's max_seq_len", PromptweaveWarning, stacklevel=3)
     write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
     return outcome
+
+
+# -- ray helper: the same task execution split in two, so an executor can infer row ranges anywhere
+# (infer_rows) and finish the task once on the merged rows (finish_task) through the local path's own
+# journal, scoring and results code; execute_task above stays the local executor's single pass.
+def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], None] | None = None, *,
+               rows_per_batch: int = ROWS_PER_BATCH) -> tuple[list[dict[str, Any]], dict | None]:
+    """The task's prediction rows for its records (any row range), failed rows with their ``error``; not scored.
+
+    ``cache`` is anything with ResponseCache's ``get_many`` / ``put_many``. The second
+    value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
+    """
+    if task.mode == "multiturn":
+        from promptweave.run.multiturn import multiturn_rows
+
+        return multiturn_rows(task, model, cache, progress)
+    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.settings["refused"]
+    out: list[dict[str, Any]] = []
+    for batch in _batches(task.records, rows_per_batch):
+        out.extend(_rows(task, batch, model, cache, progress))
+    return out, None
+
+
+def task_failed(task: Task, workdir: Path, error: str) -> TaskOutcome:
+    """Record a task that could not run (its results file says why)."""
+    outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows, error=error)
+    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, error), indent=2, ensure_ascii=False))
+    return outcome
+
+
+def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workdir: Path, *, cache: ResponseCache,
+                sent: int = 0, truncated: int = 0, rows_total: int | None = None,
+                on_row_error: str = "wrong") -> TaskOutcome:
+    """Score the task's rows (all of them, in row order) and write its predictions and results, as
+    :func:`execute_task` does; ``sent`` counts the calls made for ``rows`` (judge calls made here are added)."""
+    _check_on_row_error(on_row_error)
+    writes_before = cache.writes
+    ppath = predictions_path(workdir, task)
+    journal = ppath.with_name(ppath.name + ".partial")
+    n_total = task.rows if rows_total is None else rows_total
+    try:
+        if meta is not None:
+            from promptweave.run.multiturn import multiturn_scores
+
+            extra = multiturn_scores(task, rows, meta)
+            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+            n_rows = n_total
+        else:
+            state = _Journal(journal)
+            state.open()
+            try:
+                state.add(rows)
+            finally:
+                state.close()
+            extra, n_rows = _finish_journal(task, state, ppath, journal, on_row_error, cache, workdir)
+    except PromptweaveError as exc:
+        out = _task_error(task, workdir, exc, ppath, journal)
+        out.rows = n_total
+        return out
+    return _task_done(task, workdir, extra, n_rows, ppath, on_row_error, sent + cache.writes - writes_before,
+                      truncated, n_total)
+
+
+class _Journal:
+    """A task's ``.partial`` journal being written: the rows' lines, and what scoring needs of them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.preds: list[Any] = []
+        self.golds: list[Any] = []
+        self.failed: list[bool] = []
+        self.indices: list[int] = []
+        self.offsets: list[int] = []
+        self.errors: list[dict[str, Any]] = []
+        self.out: Any = None
+
+    def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.out = open(self.path, "wb")  # noqa: SIM115 - closed by close(), rows are added across batches
+
+    def close(self) -> None:
+        self.out.close()
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            self.offsets.append(self.out.tell())
+            self.out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
+            self.preds.append(r["prediction"])
+            self.golds.append(r["gold"])
+            self.indices.append(r["index"])
+            self.failed.append("error" in r)
+            if "error" in r:
+                self.errors.append(r["error"])
+        self.out.flush()
 
 
 def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callable[[int], None] | None,
@@ -273,35 +384,30 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
     """
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
-    preds: list[Any] = []
-    golds: list[Any] = []
-    failed: list[bool] = []
-    indices: list[int] = []
-    offsets: list[int] = []
-    errors: list[dict[str, Any]] = []
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    with open(journal, "wb") as out:
+    state = _Journal(journal)
+    state.open()
+    try:
         for batch in _batches(task.records, rows_per_batch):
             rows = _rows(task, batch, model, cache, progress)
-            for r in rows:
-                offsets.append(out.tell())
-                out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
-                preds.append(r["prediction"])
-                golds.append(r["gold"])
-                indices.append(r["index"])
-                failed.append("error" in r)
-                if "error" in r:
-                    errors.append(r["error"])
-            out.flush()
+            state.add(rows)
             del rows, batch
+    finally:
+        state.close()
+    return _finish_journal(task, state, ppath, journal, on_row_error, cache, workdir)
+
+
+def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_row_error: str,
+                    cache: ResponseCache, workdir: Path) -> tuple[dict[str, Any], int]:
+    """Score the journal's rows, then replace it by the final predictions file; the result's fields."""
+    offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
-        extra, golds, correct, judges = _score(task, preds, golds, failed, on_row_error,
-                                               lambda keep: _JournalPrompts(journal, offsets, keep), indices,
+        extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
+                                               lambda keep: _JournalPrompts(journal, offsets, keep), state.indices,
                                                cache, workdir)
         scoring_error = None
     except PromptweaveError as exc:
         extra, correct, judges, scoring_error = {"metrics": {}}, None, None, str(exc)
-    del preds
+    state.preds = []
     # the final file: the journal's rows with the processed gold and the verdict, replaced at once
     fd, tmp = tempfile.mkstemp(dir=ppath.parent, prefix=ppath.name + ".", suffix=".tmp")
     try:

@@ -1,11 +1,9 @@
-"""Multi-turn tasks in a run: every model call through the response cache, predictions and scores per turn.
+"""Multi-turn tasks in a run: per-turn prediction rows and their scores.
 
-Conversations advance in waves (call *k* of every live conversation in one
-batch, see :class:`~promptweave.infer.multiturn.MultiTurnGenInferencer`). Each
-call is looked up in the response cache first, so a resumed run re-sends only
-calls that never finished: in ``every`` mode call *k* holds the model's earlier
-replies, which on resume come from the cache, so the request (and its key) is
-the same as in the first run.
+The conversation loop (and every model call through the response cache) lives in
+:mod:`promptweave.infer.multiturn`; this module only calls it and turns its
+results into rows, so a task's rows can be produced shard by shard (any row
+range, on any worker) and scored once on the merged rows.
 
 A failed request ends its conversation only; it is recorded with its error,
 and the turns after it as not sent. A rejection no request can get past (HTTP
@@ -17,67 +15,11 @@ import copy
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ModelError
-from promptweave.infer import ResponseCache
-from promptweave.infer.dispatch import CachedCaller
-from promptweave.infer.multiturn import ConversationResult, StopRun
-from promptweave.infer.records import is_messages, to_jsonable
-from promptweave.models.base import GenerationParams
+from promptweave.infer.multiturn import FATAL_STATUS, CachedGenerate, ConversationResult
+from promptweave.infer.records import to_jsonable
 from promptweave.run.task import Task
 
-FATAL_STATUS = frozenset({401, 403, 404})
-
-
-class CachedGenerate:
-    """A generate callable (prompts → replies) that reads and writes the response cache.
-
-    A batch that raises is sent again one request at a time (finished calls come
-    from the cache, so only unfinished ones go out again), so each failure is
-    told apart and returned as that request's exception.
-    """
-
-    def __init__(self, model: Any, params: GenerationParams, cache: ResponseCache,
-                 progress: Callable[[int], None] | None = None) -> None:
-        self.caller = CachedCaller(model, cache, progress)
-        self.cache = cache
-        self.params = params
-        self.progress = progress or (lambda n: None)
-
-    def __call__(self, prompts: list[Any]) -> list[Any]:
-        out: list[Any] = [None] * len(prompts)
-        kinds = ["chat" if is_messages(p) else "generate" for p in prompts]
-        for kind in ("chat", "generate"):
-            idx = [i for i, k in enumerate(kinds) if k == kind]
-            if not idx:
-                continue
-            try:
-                got = self.caller.call(kind, [prompts[i] for i in idx], self.params)
-            except Exception as exc:  # noqa: BLE001 - one request's failure must not end the others
-                self._stop_if_fatal(exc)
-                got = [exc] if len(idx) == 1 else self._one_by_one(kind, [prompts[i] for i in idx])
-            for i, v in zip(idx, got):
-                out[i] = v
-        return out
-
-    def _one_by_one(self, kind: str, prompts: Sequence[Any]) -> list[Any]:
-        keys = [self.caller.key(kind, p, self.params) for p in prompts]
-        found = self.cache.get_many(keys)  # finished in the failed batch (already counted by progress)
-        out: list[Any] = []
-        for p, key in zip(prompts, keys):
-            if key in found:
-                out.append(found[key])
-                continue
-            try:
-                out.append(self.caller.call(kind, [p], self.params)[0])
-            except Exception as exc:  # noqa: BLE001
-                self._stop_if_fatal(exc)
-                out.append(exc)
-        return out
-
-    @staticmethod
-    def _stop_if_fatal(exc: BaseException) -> None:
-        if isinstance(exc, ModelError) and getattr(exc, "status", None) in FATAL_STATUS:
-            raise StopRun(exc.message, field=exc.field, value=exc.value) from exc
+__all__ = ["FATAL_STATUS", "CachedGenerate", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
 
 
 def _turn_rows(task: Task, results: list[ConversationResult]) -> list[dict[str, Any]]:
@@ -137,23 +79,31 @@ def score_turns(rows: Sequence[dict[str, Any]], evaluation: Any, *, per: str = "
     return {name: turn, **per_turn, f"{name}/conversation": conv}
 
 
-def run_multiturn(task: Task, model: Any, cache: ResponseCache,
-                  progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run a multi-turn task: per-turn prediction rows (scored) and the result's extra fields."""
+def multiturn_rows(task: Task, model: Any, cache: Any,
+                   progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-turn rows (unscored) for the task's conversations, and what scoring needs besides them."""
     inf = copy.copy(task.multiturn)
-    indices = [r.index for r in task.records]
-    inf.generate = CachedGenerate(model, task.params, cache, progress)
-    inf.batch_size = max(1, len(indices))  # a wave is one batch; the caller splits it for the backend
-    results = inf.run(indices)
+    results = inf.run_cached(model, cache, task.params, [r.index for r in task.records], progress)
     rows = _turn_rows(task, results)
     if progress is not None:
         answered = sum(t.success for c in results for t in c.turns)
         if task.calls > answered:
             progress(task.calls - answered)  # failed and unsent turns still close the bar
-    metrics = score_turns(rows, task.evaluation, per=task.score_per, reduce=task.conversation_reduce)
     failed = [{"index": c.turns[-1].index, "turn_id": c.turns[-1].turn_id, "error": c.turns[-1].error}
               for c in results if c.turns and not c.complete]
-    extra = {"infer_mode": inf.infer_mode, "score_per": task.score_per,
-             "conversation_reduce": task.conversation_reduce, "turns": len(rows), "metrics": metrics,
-             "failed_conversations": failed}
-    return rows, extra
+    return rows, {"infer_mode": inf.infer_mode, "failed_conversations": failed}
+
+
+def multiturn_scores(task: Task, rows: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """Score all of a task's rows (in row order) once: the result's extra fields."""
+    metrics = score_turns(rows, task.evaluation, per=task.score_per, reduce=task.conversation_reduce)
+    return {"infer_mode": meta["infer_mode"], "score_per": task.score_per,
+            "conversation_reduce": task.conversation_reduce, "turns": len(rows), "metrics": metrics,
+            "failed_conversations": list(meta["failed_conversations"])}
+
+
+def run_multiturn(task: Task, model: Any, cache: Any,
+                  progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run a multi-turn task: per-turn prediction rows (scored) and the result's extra fields."""
+    rows, meta = multiturn_rows(task, model, cache, progress)
+    return rows, multiturn_scores(task, rows, meta)

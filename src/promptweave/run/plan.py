@@ -67,7 +67,7 @@ def _score_settings(eval_cfg: Any, *, multiturn: bool, where: str) -> tuple[dict
 
 
 def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int], specs: Sequence[Any],
-                     make_model: Callable[[Any], Any], allow_code: bool) -> list[Task]:
+                     make_model: Callable[[Any], Any], allow_code: bool, rows: Sequence[int] | None = None) -> list[Task]:
     """One multi-turn task per model: a record per conversation; prompts are built as replies come in."""
     from promptweave.infer.multiturn import MultiTurnGenInferencer
     from promptweave.run.task import ConversationRecord
@@ -83,7 +83,7 @@ def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int]
                                    stop=settings.get("stopping_criteria"))
         inf = MultiTurnGenInferencer(ds, mspec, params=params)
         records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
-                   for k in range(n)]
+                   for k in (range(n) if rows is None else rows)]
         tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                           records=records, mode="multiturn", params=params, evaluation=evaluation,
                           multiturn=inf, score_per=score.get("score_per", "turn"),
@@ -145,7 +145,7 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
                 datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
                 make_model: Callable[[Any], Any] = build_model,
                 token_counter: Callable[[Any], Any] = load_token_counter, load_data: bool = True,
-                opened: dict[int, Any] | None = None) -> list[Task]:
+                opened: dict[int, Any] | None = None, rows: range | None = None) -> list[Task]:
     """Every selected dataset × model of a loaded :class:`~promptweave.config.Config` as a :class:`Task`.
 
     With ``max_seq_len`` (inferencer or model) each row keeps the leading in-context
@@ -153,12 +153,13 @@ def plan_config(cfg: Any, *, limit: int | None = None, allow_code: bool = False,
     (``token_counter(model_cfg)``, None when it has none). ``load_data=False`` (``lint --no-data``)
     checks everything but the rows: each task then holds one prompt built from a stand-in row.
     ``opened`` keeps opened datasets by index across calls (``lint`` plans one pair at a time).
-    Errors name the config file.
+    Errors name the config file. ``rows`` (ray executor: one shard) builds only those test rows
+    (clipped to the limit).
     """
     try:
         return _plan(cfg, limit=limit, allow_code=allow_code, datasets=datasets, models=models,
                      make_model=make_model, token_counter=token_counter, load_data=load_data,
-                     opened={} if opened is None else opened)
+                     opened={} if opened is None else opened, rows=rows)
     except PromptweaveError as exc:
         if exc.file is None:
             raise exc.at(file=str(cfg.path)) from None
@@ -282,9 +283,9 @@ def _role_error(exc: Any, raw: Any, i: int, j: int, file: str) -> Any:
                      expected=exc.expected)
 
 
-def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
+def _conts(ds: Any, n: int | Sequence[int], where: str) -> dict[int, Any]:
     out = {}
-    for k in range(n):
+    for k in (range(n) if isinstance(n, int) else n):
         row = ds.test[k]
         if "cont" not in row:
             raise DataError("LLInferencer scores each row's 'cont' column, which this row lacks", file=ds.file,
@@ -293,28 +294,29 @@ def _conts(ds: Any, n: int, where: str) -> dict[int, Any]:
     return out
 
 
-def _records(builder: Any, ds: Any, n: int, load_data: bool, budget: int | None, counters: "_Counters", j: int,
-             mcfg: Any) -> list[Any]:
+def _records(builder: Any, ds: Any, n: int | range, load_data: bool, budget: int | None, counters: "_Counters",
+             j: int, mcfg: Any) -> list[Any]:
     """Every row's prompts (in-context examples fitted to the budget), or the stand-in row's without data."""
     from promptweave.engine.fit import ShotFitter
 
     if not load_data:
         return builder.build_row(0, ids=_shots_for_stand_in(ds))
+    todo = range(n) if isinstance(n, int) else n  # ray helper: a shard's row range
     count = None
-    if budget is not None and any(builder.shot_ids[k] for k in range(n)):
+    if budget is not None and any(builder.shot_ids[k] for k in todo):
         count = counters.get(j, mcfg)
     if count is not None:
-        return list(ShotFitter(builder, count, budget).build_all(range(n)))
-    # reliability: built batch by batch as the task runs, never all at once; row 0 now, so a template error
-    # still stops the plan before anything is sent
-    if n:
-        list(builder.build_all([0]))
-    return LazyRecords(builder.build_all, range(n), per_row=1 if builder.mode != "ppl" else max(1, len(builder.labels())))
+        return list(ShotFitter(builder, count, budget).build_all(todo))
+    # reliability: built batch by batch as the task runs, never all at once; the first row now, so a template
+    # error still stops the plan before anything is sent
+    if todo:
+        list(builder.build_all([todo[0]]))
+    return LazyRecords(builder.build_all, todo, per_row=1 if builder.mode != "ppl" else max(1, len(builder.labels())))
 
 
 def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,
           models: Sequence[int] | None, make_model: Callable[[Any], Any], token_counter: Callable[[Any], Any],
-          load_data: bool, opened: dict[int, Any]) -> list[Task]:
+          load_data: bool, opened: dict[int, Any], rows: range | None = None) -> list[Task]:
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes, resolve_model_type
     from promptweave.config import open_dataset, open_model
@@ -343,20 +345,22 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             warnings.warn(f"{file}: {note}", PromptweaveWarning, stacklevel=3)
         mode = form.mode
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
+        todo = range(n) if rows is None else range(max(0, rows.start), min(n, rows.stop))  # ray: one shard
         if mode == "multiturn":
             n = n if load_data else 0  # a conversation's turns come from real rows
-            tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code)
+            tasks += _multiturn_tasks(ds, raw, i, n, model_ids, specs, make_model, allow_code,
+                                      None if rows is None else todo)
             continue
         _score_settings(raw.get("eval_cfg"), multiturn=False, where=f"datasets[{i}].eval_cfg")
         for jwhere, jcfg in _judge_models(raw.get("eval_cfg"), f"datasets[{i}].eval_cfg"):
             resolve_model_type(jcfg, file=file, field=f"{jwhere}.type")  # the judge model must be one we can run
         output = ds.reader.output_column
-        golds = {k: _gold(ds.test[k], output) for k in range(n)}
+        golds = {k: _gold(ds.test[k], output) for k in todo}
         extra: dict[str, Any] = {}
         if mode == "sc":
             extra["sc_size"] = int(settings.get("sc_size", 1))
         if mode == "ll":
-            extra["cont"] = _conts(ds, n, f"datasets[{i}]") if load_data else {}
+            extra["cont"] = _conts(ds, todo, f"datasets[{i}]") if load_data else {}
         if mode == "ppl_only" and output is not None:
             raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
                                    "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
@@ -381,7 +385,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
             try:
                 builder = PromptBuilder(ds, mspec, build_mode)
-                records = _records(builder, ds, n, load_data, budget, counters, j, mcfg)
+                records = _records(builder, ds, todo, load_data, budget, counters, j, mcfg)
             except RoleError as exc:
                 raise _role_error(exc, raw, i, j, file) from None
             choices = list(settings.get("choices") or (builder.labels() if mode == "clp" else []))

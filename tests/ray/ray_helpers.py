@@ -1,0 +1,42 @@
+"""Shared by the Ray executor tests: the bundled examples pointed at loopback models, and result comparison."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def example(tmp: Path, name: str, url: str, model_dir: Path) -> Path:
+    """A bundled example config, its API models at ``url`` and its local models at the tiny LM."""
+    shutil.copytree(EXAMPLES / "data", tmp / "data", dirs_exist_ok=True)
+    text = (EXAMPLES / name).read_text()
+    text = text.replace("http://127.0.0.1:8000/v1", url).replace("path/to/a/local/model", str(model_dir))
+    out = tmp / name
+    out.write_text(text)
+    return out
+
+
+def outputs(workdir: Path) -> dict[str, object]:
+    """Every results and predictions file, the results without the work-dir path they name."""
+    got: dict[str, object] = {}
+    for p in sorted((workdir / "results").rglob("*.json")):
+        res = json.loads(p.read_text())
+        res.pop("predictions", None)
+        got[str(p.relative_to(workdir))] = res
+    for p in sorted((workdir / "predictions").rglob("*.jsonl")):
+        got[str(p.relative_to(workdir))] = p.read_text()
+    return got
+
+
+def cached(workdir: Path) -> int:
+    path = workdir / "cache.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path, timeout=30) as db:
+        try:
+            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        except sqlite3.OperationalError:  # the table is not created yet
+            return 0
