@@ -16,3 +16,13 @@ def _reference_config_tree(request):
         pytest.skip(f"needs the {package} config tree: pip install --no-deps "
                     + ("ais_bench_benchmark" if package == "ais_bench" else "opencompass==0.5.4")
                     + " (.ci/run does)")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty ``COMPASS_DATA_CACHE`` for the test's stand-in data, run from the test's folder."""
+    root = tmp_path / "cache"
+    root.mkdir()
+    monkeypatch.setenv("COMPASS_DATA_CACHE", str(root))
+    monkeypatch.chdir(tmp_path)
+    return root

@@ -11,14 +11,6 @@ from tests.data import layouts
 from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("COMPASS_DATA_CACHE", str(root))
-    monkeypatch.chdir(tmp_path)
-    return root
-
 
 def _run(tmp_path, module, name, replies):
     with StubServer(answer=by_marker(replies)) as server:

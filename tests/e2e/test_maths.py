@@ -15,14 +15,6 @@ from tests.e2e.harness import (
 )
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("COMPASS_DATA_CACHE", str(root))
-    monkeypatch.chdir(tmp_path)
-    return root
-
 
 def _needs(*names: str, post: tuple[str, ...] = ()) -> None:
     missing = missing_eval_names(names, post)

@@ -8,14 +8,6 @@ from tests.data import layouts
 from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("COMPASS_DATA_CACHE", str(root))
-    monkeypatch.chdir(tmp_path)
-    return root
-
 
 def _accuracy(gold: list[str], said: list[str]) -> float:
     return 100 * sum(g == s for g, s in zip(gold, said)) / len(gold)

@@ -8,14 +8,6 @@ from openai_stub import StubServer
 from tests.e2e.harness import by_marker, missing_eval_names, result, run_config
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("COMPASS_DATA_CACHE", str(root))
-    monkeypatch.chdir(tmp_path)
-    return root
-
 
 def _tsv(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
