@@ -61,9 +61,10 @@ def kill(named: dict) -> None:
     handle = ray.get_actor(named["name"], namespace=named["namespace"])
     pid = ray.get(handle.ready.remote(), timeout=120)["pid"]  # an async actor answers mid-shard
     ray.kill(handle)
+    # ray.kill is asynchronous: a call sent at once may still be served, so wait for the process to go first
+    wait_until(lambda: gone(pid), "the killed worker's process to exit")
     with pytest.raises(ray.exceptions.RayActorError):
         ray.get(handle.ready.remote(), timeout=120)
-    wait_until(lambda: gone(pid), "the killed worker's process to exit")
 
 
 def test_killed_worker_loses_nothing_and_repeats_nothing(ray_instance, tiny_model_dir, tmp_path) -> None:
