@@ -357,26 +357,28 @@ class Interpreter:
     def s_If(self, node: ast.If, scope: Scope) -> None:
         self.exec_block(node.body if self.truth(self.eval(node.test, scope)) else node.orelse, scope)
 
+    def _loop_body(self, body: list[ast.stmt], scope: Scope) -> bool:
+        """Run one pass of a loop body; False when it ``break``s (``continue`` just ends the pass)."""
+        try:
+            self.exec_block(body, scope)
+        except _Break:
+            return False
+        except _Continue:
+            pass
+        return True
+
     def s_For(self, node: ast.For, scope: Scope) -> None:
         for value in self.iterate(self.eval(node.iter, scope), node):
             self.assign(node.target, value, scope)
-            try:
-                self.exec_block(node.body, scope)
-            except _Break:
+            if not self._loop_body(node.body, scope):
                 return
-            except _Continue:
-                continue
         self.exec_block(node.orelse, scope)
 
     def s_While(self, node: ast.While, scope: Scope) -> None:
         while self.truth(self.eval(node.test, scope)):
             self.meter.tick()
-            try:
-                self.exec_block(node.body, scope)
-            except _Break:
+            if not self._loop_body(node.body, scope):
                 return
-            except _Continue:
-                continue
         self.exec_block(node.orelse, scope)
 
     def s_Break(self, node: ast.Break, scope: Scope) -> None:

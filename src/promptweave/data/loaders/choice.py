@@ -207,48 +207,46 @@ def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple
     return data_f, out
 
 
-def siqa(ctx: LoadContext, path: str) -> Splits:
-    """``{train,dev}.jsonl`` with labels one per line in ``{train,dev}-labels.lst`` (dev -> validation)."""
+
+def _labelled_splits(ctx: LoadContext, path: str, convert) -> Splits:
+    """train/dev ``.jsonl`` + ``-labels.lst`` pairs (dev -> validation), each row made by ``convert(f, loc, row, label)``."""
     root = ctx.find(path)
     out = {}
     for split, stem in (("train", "train"), ("validation", "dev")):
         f, items = _labelled(ctx, root, stem)
-        out[split] = rows(((loc, {**row, "label": label}) for loc, row, label in items), f)
+        out[split] = rows([(loc, convert(f, loc, row, label)) for loc, row, label in items], f)
     return out
+
+
+def siqa(ctx: LoadContext, path: str) -> Splits:
+    """``{train,dev}.jsonl`` with labels one per line in ``{train,dev}-labels.lst`` (dev -> validation)."""
+    return _labelled_splits(ctx, path, lambda f, loc, row, label: {**row, "label": label})
 
 
 def siqa_v2(ctx: LoadContext, path: str) -> Splits:
     """As siqaDataset, the label as a letter (1-3 -> A-C) and ``all_labels`` listing the lettered candidates."""
-    root = ctx.find(path)
-    out = {}
-    for split, stem in (("train", "train"), ("validation", "dev")):
-        f, items = _labelled(ctx, root, stem)
-        conv = []
-        for loc, row, label in items:
-            need(ctx, row, ("answerA", "answerB", "answerC"), file=f, where=loc)
-            if not 1 <= label <= 3:
-                raise ctx.fail("a SIQA label must be 1, 2 or 3", file=f, where=loc, value=label)
-            row["all_labels"] = {"candidates": [[f"{k}. {row['answer' + k]}", k, row["answer" + k]] for k in "ABC"],
-                                 "label": label - 1}
-            row["label"] = " ABC"[label]
-            conv.append((loc, row))
-        out[split] = rows(conv, f)
-    return out
+
+    def convert(f, loc, row, label):
+        need(ctx, row, ("answerA", "answerB", "answerC"), file=f, where=loc)
+        if not 1 <= label <= 3:
+            raise ctx.fail("a SIQA label must be 1, 2 or 3", file=f, where=loc, value=label)
+        row["all_labels"] = {"candidates": [[f"{k}. {row['answer' + k]}", k, row["answer" + k]] for k in "ABC"],
+                             "label": label - 1}
+        row["label"] = " ABC"[label]
+        return row
+
+    return _labelled_splits(ctx, path, convert)
 
 
 def piqa_v2(ctx: LoadContext, path: str) -> Splits:
     """``{train,dev}.jsonl`` + labels: ``answer`` A/B (NULL for a negative label), ``id`` dropped."""
-    root = ctx.find(path)
-    out = {}
-    for split, stem in (("train", "train"), ("validation", "dev")):
-        f, items = _labelled(ctx, root, stem)
-        conv = []
-        for loc, row, label in items:
-            row["answer"] = "NULL" if label < 0 else "AB"[label]
-            row.pop("id", None)
-            conv.append((loc, row))
-        out[split] = rows(conv, f)
-    return out
+
+    def convert(f, loc, row, label):
+        row["answer"] = "NULL" if label < 0 else "AB"[label]
+        row.pop("id", None)
+        return row
+
+    return _labelled_splits(ctx, path, convert)
 
 
 def _lines(f: Path) -> list[str]:
