@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from fuzz import _paths  # noqa: E402  (the fuzz benchmark's walk over a config's value paths)
 
 BASE: dict[str, Any] = {
     "datasets": [{
@@ -44,17 +48,6 @@ value = st.recursive(leaf, lambda c: st.one_of(st.lists(c, max_size=3),
                                                st.dictionaries(st.sampled_from(NAMES + ["role", "prompt", "type",
                                                                                        "round", "template"]),
                                                                c, max_size=3)), max_leaves=6)
-
-
-def _paths(obj: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, prefix + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, prefix + (i,))
-    return out
 
 
 def _mutate(cfg: dict, path: tuple, action: str, new: Any) -> None:
