@@ -205,3 +205,10 @@ class DistributedError(RunError):
     """The Ray executor could not start, join a cluster, or finish a shard within its retries."""
 
     code = "PW900"
+
+
+# -- bridge (a reference package installed without its dependencies) --
+class ReferenceUnavailableError(PromptweaveError):
+    """A reference class known from the installed package's source, needed now, but the package cannot import."""
+
+    code = "PW240"

@@ -179,21 +179,24 @@ def test_no_reference_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bridge.reference_class("loader", "GoodDataset") is None
 
 
-def test_sweep_static_reading_matches_the_rule(fake_reference) -> None:
-    """``benchmarks/config_sweep.py`` reads the same rule from the source; on the fake it agrees with the import."""
-    spec = importlib.util.spec_from_file_location(
-        "config_sweep", Path(__file__).resolve().parents[2] / "benchmarks" / "config_sweep.py")
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)  # type: ignore[union-attr]
-    static = sweep.static_exports(PKG)
-    for (family, _modules), names in static.items():
-        assert names, family
+def test_static_index_matches_the_rule(fake_reference, tmp_path, monkeypatch) -> None:
+    """``compat.reference_index`` reads the same rule from the source; on the fake it agrees with the import."""
+    from promptweave.compat import reference_index
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    reference_index.clear_memory()
+    index = reference_index.index_for(PKG)
+    assert index is not None
+    importlib.import_module(f"{PKG}.datasets")  # its decorators fill the fake registry, as importing a reference does
+    for family, names in index.names.items():
         for name in names:
             assert bridge.reference_class(family, name) is not None, (family, name)
-    assert static[("loader", (f"{PKG}.datasets",))] == {"GoodDataset", "GrandchildDataset", "DottedBaseDataset"}
-    assert static[("evaluator", (f"{PKG}.evaluator", f"{PKG}.datasets"))] == {"RenamedEvaluator"}
-    assert static[("postprocessor", (f"{PKG}.datasets",))] == {"good_postprocess", "fake_judge_postprocess"}
-    assert sweep.static_registries(PKG)["loader"] == {"RegisteredOnly"}
+    served = {f: {n for n, (rule, _k) in names.items() if rule == "exported"} for f, names in index.names.items()}
+    assert served["loader"] == {"GoodDataset", "GrandchildDataset", "DottedBaseDataset"}
+    assert served["evaluator"] == {"RenamedEvaluator"}
+    assert served["postprocessor"] == {"good_postprocess", "fake_judge_postprocess"}
+    assert {n for n, (rule, _k) in index.names["loader"].items() if rule == "registered"} == {"RegisteredOnly"}
+    reference_index.clear_memory()
 
 
 def test_judge_uses_a_bridged_dict_postprocessor(fake_reference) -> None:

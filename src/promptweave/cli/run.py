@@ -99,6 +99,13 @@ def run_cmd(
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
         return
+    try:  # bridge hook: a reference class read from an unimportable package cannot score; say so before sending
+        from promptweave.compat.bridge import check_runnable
+
+        check_runnable(tasks, file=str(config))
+    except PromptweaveError as exc:
+        fail(err, exc)
+
     def notify(msg: str) -> None:
         err.print(msg, style="yellow", markup=False)
 

@@ -14,12 +14,20 @@ A name is served in one of two ways, and no other:
 
 A config's dotted path is never imported: only the bare name is looked up, and only as an attribute of the
 allow-listed modules, so a config cannot use the bridge to reach code the reference does not offer for that family.
+
+**Installed but not importable.** A reference installed without its dependencies (``pip install --no-deps``) is
+read instead (``compat.reference_index``: its source parsed, never run). A name that reading finds under the same
+two rules is answered with a :class:`StaticHandle`: planning and ``lint`` accept it, with a warning that says so;
+anything that would construct or call it (``run`` loading rows, scoring) raises one
+:class:`~promptweave.errors.ReferenceUnavailableError` naming the class, the reference and its import failure.
+``PROMPTWEAVE_NO_REFERENCE=1`` hides the installed references altogether.
 """
 from __future__ import annotations
 
+import functools
 import importlib
-import importlib.util
 import inspect
+import warnings
 from functools import cache
 from typing import Any
 
@@ -58,11 +66,16 @@ _EXPORTS: dict[str, tuple[tuple[str, tuple[str, str] | None, tuple[str, ...]], .
 }
 
 
+# module -> why importing it failed ("No module named 'mmengine'"), for the modules ``_module`` could not import
+_IMPORT_ERRORS: dict[str, str] = {}
+
+
 @cache
 def _module(module: str) -> Any:
     try:
         return importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - an installed but unusable reference (missing deps) counts as absent
+    except Exception as exc:  # noqa: BLE001 - an installed but unusable reference (missing deps): read, not run
+        _IMPORT_ERRORS[module] = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
         return None
 
 
@@ -97,11 +110,150 @@ def _exported(package: str, base: tuple[str, str] | None, modules: tuple[str, ..
     return None
 
 
+class StaticHandle:
+    """A reference's class or function known from its source only: its package is installed but cannot be
+    imported here (its dependencies are missing). Planning accepts it; constructing or calling it raises
+    :class:`~promptweave.errors.ReferenceUnavailableError`."""
+
+    def __init__(self, package: str, family: str, name: str, rule: str, kind: str, import_error: str,
+                 field: str | None = None) -> None:
+        self.package, self.family, self.__name__ = package, family, name
+        self.rule, self.kind, self.import_error, self.field = rule, kind, import_error, field
+        self.__module__ = f"{package} (read from its source)"
+        self.__qualname__ = name
+
+    @property
+    def note(self) -> str:
+        what = "registered" if self.rule == "registered" else "exported"
+        return (f"{self.family} {self.__name__}: {self.package}'s {what} {self.kind} (its dependencies are not "
+                f"installed here, so `run` will need them: {self.import_error})")
+
+    def at(self, field: str | None) -> StaticHandle:
+        """The same handle, whose error names ``field`` (the config path that named it)."""
+        return StaticHandle(self.package, self.family, self.__name__, self.rule, self.kind, self.import_error,
+                            field)
+
+    def unavailable(self, *, file: str | None = None, field: str | None = None) -> Any:
+        from promptweave.errors import ReferenceUnavailableError
+
+        return ReferenceUnavailableError(
+            f"the {self.family} {self.__name__!r} is {self.package}'s {self.kind}, but {self.package} is installed "
+            f"without what it needs to run ({self.import_error}), so promptweave cannot use it here",
+            file=file, field=field or self.field, value=self.__name__,
+            expected=f"{self.package} installed with its dependencies (pip install {_pip_name(self.package)}, "
+                     "without --no-deps), or a name promptweave implements natively (see README)")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.unavailable()
+
+    def load(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.unavailable()
+
+    def __repr__(self) -> str:
+        return f"<{self.package} {self.family} {self.__name__} (read from its source, not importable)>"
+
+
+def _pip_name(package: str) -> str:
+    return {"ais_bench": "ais_bench_benchmark"}.get(package, package)
+
+
+def is_static(obj: Any) -> bool:
+    """A :class:`StaticHandle`, possibly inside ``functools.partial``."""
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    return isinstance(obj, StaticHandle)
+
+
+def find_static(obj: Any, depth: int = 4, seen: set[int] | None = None) -> StaticHandle | None:
+    """The first :class:`StaticHandle` held by an evaluation object (its evaluator, postprocessors, judges)."""
+    seen = set() if seen is None else seen
+    if obj is None or id(obj) in seen or depth < 0 or isinstance(obj, (str, bytes, int, float, bool)):
+        return None
+    seen.add(id(obj))
+    if isinstance(obj, StaticHandle):
+        return obj
+    if isinstance(obj, functools.partial):
+        return find_static(obj.func, depth, seen)
+    if isinstance(obj, (list, tuple)):
+        children: Any = obj
+    elif isinstance(obj, dict):
+        children = obj.values()
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type) and not callable(getattr(obj, "__self__", None)):
+        children = [v for k, v in vars(obj).items() if k not in ("test_rows", "rows")]
+    else:
+        return None
+    for child in children:
+        found = find_static(child, depth - 1, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def check_runnable(tasks: Any, *, file: str | None = None) -> None:
+    """Before a run sends anything: a task whose scoring needs a class known only from an unimportable reference's
+    source fails now, with the typed error, rather than after every prediction is made."""
+    for t in tasks:
+        handle = find_static(getattr(t, "evaluation", None))
+        if handle is not None:
+            raise handle.unavailable(file=file)
+
+
+def _static(package: str, family: str, name: str, rule: str, import_error: str) -> StaticHandle | None:
+    from promptweave.compat.reference_index import index_for
+
+    index = index_for(package)
+    got = index.lookup(family, name, rule) if index is not None else None
+    if got is None:
+        return None
+    handle = StaticHandle(package, family, name, rule, got[1], import_error)
+    from promptweave.errors import PromptweaveWarning
+
+    warnings.warn(handle.note, PromptweaveWarning, stacklevel=3)
+    return handle
+
+
+def _import_error(*modules: str) -> str | None:
+    """Why one of ``modules`` could not be imported (None when all import)."""
+    for module in modules:
+        if _module(module) is None:
+            return _IMPORT_ERRORS.get(module, f"cannot import {module}")
+    return None
+
+
+def _package_error(package: str) -> str | None:
+    """Why ``package``'s registry module cannot be imported. Its exporting modules register their classes in it,
+    so they cannot import either: they are not tried (importing a reference's half-importable modules is slow)."""
+    for family_entries in _REGISTRIES.values():
+        for pkg, module, _attr in family_entries:
+            if pkg == package:
+                err = _import_error(module)
+                if err:
+                    return err
+    return None
+
+
+def _installed(package: str) -> bool:
+    from promptweave.compat.reference_index import package_root, references_hidden
+
+    return not references_hidden() and package_root(package) is not None
+
+
 def reference_class(family: str, name: str) -> tuple[str, Any] | None:
-    """``(package, class)`` an installed reference offers under ``name`` for ``family`` (see the module doc)."""
+    """``(package, class)`` an installed reference offers under ``name`` for ``family`` (see the module doc).
+
+    When the reference is installed but cannot be imported, the class is a :class:`StaticHandle` (and a
+    ``PromptweaveWarning`` says so)."""
+    if not isinstance(name, str) or not name or "." in name:
+        return None  # only a bare name: a dotted path is never looked up, whatever the family
     for package, module, attr in _REGISTRIES.get(family, ()):
+        if not _installed(package):
+            continue
         reg = _registry(module, attr)
         if reg is None:
+            err = _import_error(module)
+            handle = _static(package, family, name, "registered", err) if err else None
+            if handle is not None:
+                return package, handle
             continue
         try:
             found = reg.get(name)
@@ -110,6 +262,14 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
         if found is not None:
             return package, found
     for package, base, modules in _EXPORTS.get(family, ()):
+        if not _installed(package):
+            continue
+        err = _package_error(package) or _import_error(*((base[0],) if base else ()), *modules)
+        if err:
+            handle = _static(package, family, name, "exported", err)
+            if handle is not None:
+                return package, handle
+            continue
         found = _exported(package, base, modules, name)
         if found is not None:
             return package, found
@@ -117,13 +277,6 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
 
 
 def installed_references() -> list[str]:
-    """Reference packages importable here (their registries may still be unusable without their dependencies)."""
-    out = []
-    for pkg in ("opencompass", "ais_bench"):
-        try:
-            importlib.util.find_spec(pkg)  # type: ignore[attr-defined]
-        except (ImportError, ValueError):
-            continue
-        if importlib.util.find_spec(pkg) is not None:  # type: ignore[attr-defined]
-            out.append(pkg)
-    return out
+    """Reference packages installed here (found, not imported: they may lack their dependencies); none when
+    ``PROMPTWEAVE_NO_REFERENCE=1``."""
+    return [pkg for pkg in ("opencompass", "ais_bench") if _installed(pkg)]

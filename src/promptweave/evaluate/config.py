@@ -73,6 +73,10 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
         found = reference_class("postprocessor", name)
         if found is not None:
             fn = found[1]
+            from promptweave.compat.bridge import is_static
+
+            if is_static(fn):  # bridge hook: a function read from an unimportable reference names its field
+                fn = fn.at(f"{where}.type")
         elif callable(t) and allow_code:
             fn = t  # the user opted in to running code from configs
         else:
@@ -92,6 +96,12 @@ class BridgedEvaluator:
 
     def __init__(self, package: str, cls: type, kwargs: Mapping[str, Any], where: str) -> None:
         self.name = f"{package}:{cls.__name__}"
+        from promptweave.compat.bridge import is_static
+
+        self.static = cls.at(f"{where}.type") if is_static(cls) else None
+        if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
+            self.inner = None
+            return
         try:
             self.inner = cls(**kwargs)
         except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
@@ -99,6 +109,8 @@ class BridgedEvaluator:
                                   field=where) from None
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        if self.static is not None:
+            raise self.static.unavailable()
         sig = inspect.signature(self.inner.score).parameters
         avail = {"predictions": list(predictions), "references": list(references),
                  "test_set": list(ctx.rows) if ctx else None,

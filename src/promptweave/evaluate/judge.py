@@ -242,6 +242,10 @@ class GenericLLMEvaluator:
         from pathlib import Path
 
         package, fn = self.bridged_dict  # type: ignore[misc]
+        from promptweave.compat.bridge import is_static
+
+        if is_static(fn):  # bridge hook: read from an unimportable reference's source only
+            raise fn.unavailable(field=f"{self.where}.dict_postprocessor.type")
         _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows)
         output = {str(i): {"prediction": v["output"], "gold": references[i] if i < len(references) else None,
                            "origin_prompt": v.get("prompt")} for i, v in enumerate(verdicts)}

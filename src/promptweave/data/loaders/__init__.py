@@ -93,8 +93,11 @@ _SOURCES = (("opencompass", "datasets"), ("ais_bench", "benchmark/datasets"))
 
 def registered_in_source(name: str) -> str | None:
     """The installed reference whose source registers loader ``name`` (read, never imported), or None."""
+    from promptweave.compat.bridge import installed_references
+
+    shown = installed_references()  # bridge hook: PROMPTWEAVE_NO_REFERENCE=1 hides the installed references
     for package, names in _registered_names().items():
-        if name in names:
+        if package in shown and name in names:
             return package
     return None
 
@@ -180,8 +183,11 @@ def load(cfg: Mapping[str, Any], *, base_dir: Path | str | None, file: str | Non
 
 def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Splits:
     """Call the reference's own ``load`` with paths it can find already resolved, so that it never downloads."""
+    from promptweave.compat.bridge import is_static
     from promptweave.data.locate import AISBENCH_PREFIX, is_data_id
 
+    if is_static(choice.fn):  # bridge hook: installed without its dependencies, so its loader cannot run here
+        raise choice.fn.unavailable(file=ctx.file, field="type")
     path = args.get("path")
     if isinstance(path, str) and path:
         try:
