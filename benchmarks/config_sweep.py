@@ -13,8 +13,11 @@ patched):
 Files that define no datasets (helper lists such as ``mmlu_all_sets.py``) are counted apart, not in the share.
 Failures are grouped by error code and by what failed (``unknown evaluator``, ...). A failure is also marked
 **broken in the reference too** (still counted in the denominator) when OpenCompass itself could not load the
-config: a ``read_base`` import that names no file (PW140), or a class/function name that the installed reference
-defines nowhere (e.g. ``deprecated_humaneval_*`` configs importing a ``humaneval_postprocess`` that 0.5.4 dropped).
+config: a ``read_base`` import that names no file (PW140); a class/function name that the installed reference
+defines nowhere (e.g. ``deprecated_humaneval_*`` configs importing a ``humaneval_postprocess`` that 0.5.4 dropped);
+a ``reader_cfg`` that is not a dict (``PJExam``: a trailing comma makes it a tuple, which the reference's
+``BaseDataset`` unpacks with ``**``); a ``PromptTemplate`` given ``prompt=`` instead of ``template=`` (its
+constructor takes no ``prompt``).
 
 Run: ``python benchmarks/config_sweep.py [--json out.json] [--limit N]``; prints a Markdown table.
 """
@@ -74,6 +77,10 @@ def broken_in_reference(pkg: str, problem: str) -> str | None:
     """Why the reference itself could not load the config behind ``problem``, or None."""
     if "[PW140]" in problem and "names no file" in problem:
         return "a read_base import names no file in the reference's own tree"
+    if "[PW100]" in problem and "reader_cfg must be a dict" in problem:
+        return "reader_cfg is not a dict: the reference's BaseDataset unpacks it with ** (TypeError)"
+    if "[PW110]" in problem and "prompt_template" in problem and "missing 'template'" in problem:
+        return "the prompt_template gives no template=: the reference's PromptTemplate requires it (TypeError)"
     m = _GOT.search(problem)
     if m and re.search(r"\[PW(600|610|220)\][^;]*unknown|has no native implementation", problem) \
             and m.group(1) not in defined_names(pkg):
@@ -186,7 +193,8 @@ def main() -> None:
             for kind, n in r["kinds"][:args.top]:
                 print(f"  {n:5d}  {kind}")
             if r["broken_in_reference"]:
-                why = Counter("read_base import names no file" if "names no file" in v else "name defined nowhere"
+                why = Counter(v.split(":")[0].split(" is defined nowhere")[0] if "defined nowhere" not in v
+                              else "a name defined nowhere in the reference"
                               for v in r["broken_in_reference"].values())
                 print(f"  broken in the reference too (still counted): {len(r['broken_in_reference'])} ("
                       + ", ".join(f"{k}: {n}" for k, n in why.most_common()) + ")")

@@ -401,6 +401,7 @@ LOADER_BRIDGED = ["lawbench/lawbench_zero_shot_gen_002588.py", "GaokaoBench/Gaok
                   "ChemBench/ChemBench_gen.py", "cmnli/cmnli_gen_1abf97.py", "tydiqa/tydiqa_gen.py"]
 
 
+@pytest.mark.slow  # builds the index of the whole opencompass source once
 def test_real_opencompass_loader_bridged_configs_lint(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -155,8 +155,10 @@ def test_view_shows_the_judge_prompt(stub_server: StubServer, tmp_path) -> None:
     assert res.exit_code != 0 and "PW610" in res.output
 
 
-def test_academic_dict_postprocessor_and_argument_checks() -> None:
+def test_academic_dict_postprocessor_and_argument_checks(monkeypatch) -> None:
     from promptweave.evaluate.judge import GenericLLMEvaluator
+
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")  # bridge: an installed opencompass would serve the last name
 
     tpl = {"template": "{prediction}"}
     g = GenericLLMEvaluator(prompt_template=tpl, judge_cfg={"abbr": "j"},
