@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from promptweave.compat import bridge
+from promptweave.compat import bridge, reference_index
 
 PKG = "pwfake_ref"
 FILES = {
@@ -120,6 +120,7 @@ def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the index of the fake, not in the user's cache
     importlib.invalidate_caches()
     monkeypatch.setattr(bridge, "_REGISTRIES", {
         fam: ((PKG, f"{PKG}.registry", reg),) for fam, reg in
@@ -133,9 +134,11 @@ def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     })
     bridge._module.cache_clear()
     bridge._registry.cache_clear()
+    reference_index.clear_memory()
     yield tmp_path
     bridge._module.cache_clear()
     bridge._registry.cache_clear()
+    reference_index.clear_memory()
     for name in [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]:
         del sys.modules[name]
 
@@ -154,6 +157,17 @@ def test_exported_subclasses_are_served(fake_reference) -> None:
     assert _served("loader", "RegisteredOnly") == f"{PKG}:{PKG}.datasets.mine.RegisteredOnly"
 
 
+def test_a_class_defined_below_an_allow_listed_package_is_served(fake_reference, tmp_path, monkeypatch) -> None:
+    """Rule 3: ``from pkg.datasets.evals import GoodEvaluator`` in a config; the index names the module."""
+    from promptweave.compat import reference_index
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    reference_index.clear_memory()
+    assert _served("evaluator", "GoodEvaluator") == f"{PKG}:{PKG}.datasets.evals.GoodEvaluator"
+    assert bridge.reference_class("loader", "HiddenDataset") is None  # pkg.other is below no allow-listed package
+    reference_index.clear_memory()
+
+
 @pytest.mark.parametrize(("family", "name"), [
     ("loader", "NotADataset"),            # exported, but not a BaseDataset
     ("loader", "BaseDataset"),            # the base itself is no loader
@@ -161,7 +175,6 @@ def test_exported_subclasses_are_served(fake_reference) -> None:
     ("loader", f"{PKG}.other.HiddenDataset"),  # a dotted path is never imported
     ("loader", "GoodEvaluator"),          # the wrong family
     ("evaluator", "GoodDataset"),
-    ("evaluator", "GoodEvaluator"),       # exported only under another name
     ("postprocessor", "join"),            # a function from outside the package
     ("postprocessor", "_private_postprocess"),
     ("postprocessor", "lambda_postprocess"),

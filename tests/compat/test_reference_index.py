@@ -154,7 +154,8 @@ EXPECTED = {
     "evaluator": {"ForcedEvaluator": ("registered", "class"), "DottedRegistryEvaluator": ("registered", "class"),
                   "LoopEvaluator_alpha": ("registered", "class"), "LoopEvaluator_beta-two": ("registered", "class"),
                   "Scorer_x_1": ("registered", "class"), "Scorer_y_2": ("registered", "class"),
-                  "LoopEvaluator": ("registered", "class"), "RenamedEvaluator": ("exported", "class")},
+                  "LoopEvaluator": ("registered", "class"), "RenamedEvaluator": ("exported", "class"),
+                  "IdxEvaluator": ("submodule", "class")},  # configs import it from datasets.evals itself
     "postprocessor": {"keyword-post": ("registered", "function"), "upper_X-1": ("registered", "class"),
                       "upper_Y-2": ("registered", "class"), "idx_post": ("exported", "function"),
                       "some_function": ("exported", "function"), "aliased_dict_post": ("exported", "function")},
@@ -224,6 +225,7 @@ def test_index_finds_exactly_the_served_names_without_importing(unimportable_ref
     index = reference_index.index_for(PKG)
     assert index is not None and index.version == "1.0"
     assert _names(index) == EXPECTED
+    assert index.modules == {"evaluator": {"IdxEvaluator": f"{PKG}.datasets.evals"}}
     assert not (unimportable_reference / PKG / "IMPORTED").exists()
     assert not [m for m in sys.modules if m == PKG or m.startswith(PKG + ".")]
 
@@ -286,7 +288,6 @@ def test_bridge_answers_with_a_static_handle(unimportable_reference: Path) -> No
     ("loader", "BaseDataset"),
     ("loader", "IdxEvaluator"),                      # the wrong family
     ("evaluator", "IdxDataset"),
-    ("evaluator", "IdxEvaluator"),                   # exported only under another name
     ("evaluator", "_Hidden"),                        # registered under another name
     ("postprocessor", "join"),
     ("postprocessor", "_private_post"),

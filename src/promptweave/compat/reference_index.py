@@ -11,7 +11,11 @@ module answers the bridge's two rules (see ``compat.bridge``) from the package's
 2. **exported names**: the names the allow-listed modules of ``bridge._EXPORTS`` hold (their top-level ``class``/
    ``def`` plus what they import by name or by ``*`` from inside the package, following the chain to the defining
    module) that are of the family's kind: a class whose ``class X(Base)`` chain reaches the family's base class, or
-   for postprocessors a top-level ``def`` exported under its own name.
+   for postprocessors a top-level ``def`` exported under its own name;
+3. **classes defined below an allow-listed package** (``opencompass.datasets.ruler.ruler_cwe.RulerCweEvaluator``,
+   which configs import from that very module): a top-level class of the family's kind, defined by exactly one
+   module inside the package of an allow-listed module; the index records that module, the only one the bridge
+   then imports for that name.
 
 What the real import would do differently is not seen (names set by plain assignment, ``__getattr__`` tricks):
 the index errs on the side of serving fewer names. Nothing of the package runs: files are read and parsed.
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1  # bump when the index's rules change: older cache files are then rebuilt
+FORMAT = 2  # bump when the index's rules change: older cache files are then rebuilt
 HIDE_ENV = "PROMPTWEAVE_NO_REFERENCE"
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever
 _MAX_LOOP_VALUES = 512
@@ -55,8 +59,10 @@ class ReferenceIndex:
     package: str
     version: str
     root: str
-    # family -> name -> how it is served: "registered" or "exported"; and "class" or "function"
+    # family -> name -> how it is served: "registered", "exported" or "submodule"; and "class" or "function"
     names: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    # family -> name -> the module defining it, for the "submodule" rule (the one module the bridge may import)
+    modules: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def lookup(self, family: str, name: str, rule: str | None = None) -> tuple[str, str] | None:
         got = self.names.get(family, {}).get(name)
@@ -66,12 +72,14 @@ class ReferenceIndex:
 
     def to_json(self) -> dict[str, Any]:
         return {"package": self.package, "version": self.version, "root": self.root,
-                "names": {f: {n: list(v) for n, v in sorted(d.items())} for f, d in self.names.items()}}
+                "names": {f: {n: list(v) for n, v in sorted(d.items())} for f, d in self.names.items()},
+                "modules": self.modules}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReferenceIndex:
         names = {str(f): {str(n): (str(v[0]), str(v[1])) for n, v in d.items()} for f, d in data["names"].items()}
-        return cls(str(data["package"]), str(data["version"]), str(data["root"]), names)
+        modules = {str(f): {str(n): str(m) for n, m in d.items()} for f, d in data["modules"].items()}
+        return cls(str(data["package"]), str(data["version"]), str(data["root"]), names, modules)
 
 
 # -- locating the package (never importing it) -----------------------------------------------------------------
@@ -211,7 +219,17 @@ def build_index(package: str, root: Path, version: str, tables: Mapping[str, Any
         for base, modules in entries:
             for name in sp.exported(tuple(base) if base else None, tuple(modules)):
                 fam.setdefault(name, ("exported", "function" if base is None else "class"))
-    return ReferenceIndex(package, version, str(root), names)
+    found: dict[str, dict[str, str]] = {}
+    for family, entries in tables["exports"].items():
+        fam = names.setdefault(family, {})
+        for base, modules in entries:
+            if base is None:
+                continue
+            for name, module in sp.defined_below(tuple(base), tuple(modules)).items():
+                if name not in fam:
+                    fam[name] = ("submodule", "class")
+                    found.setdefault(family, {})[name] = module
+    return ReferenceIndex(package, version, str(root), names, found)
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -355,6 +373,22 @@ class StaticPackage:
                     break
         self._kind[key] = ok
         return ok
+
+    def defined_below(self, base: Origin, modules: Iterable[str]) -> dict[str, str]:
+        """Classes of the family's kind defined at the top of a module *inside* an allow-listed package (configs
+        import them from there, e.g. ``opencompass.datasets.ruler.ruler_cwe``): ``{name: module}``, for names
+        defined by exactly one module (an ambiguous name is not served)."""
+        prefixes = tuple(m + "." for m in modules)
+        seen: dict[str, set[str]] = {}
+        for module in sorted(self.files):
+            if not module.startswith(prefixes):
+                continue
+            tree = self.tree(module)
+            for node in self._top(tree.body if tree else []):
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_") \
+                        and self.is_kind((module, node.name), base):
+                    seen.setdefault(node.name, set()).add(module)
+        return {name: next(iter(mods)) for name, mods in seen.items() if len(mods) == 1}
 
     def exported(self, base: Origin | None, modules: Iterable[str]) -> set[str]:
         """Names the bridge's export rule would serve from ``modules``."""
