@@ -73,7 +73,45 @@ def defined_names(pkg: str) -> frozenset[str]:
 _GOT = re.compile(r"\(got '([A-Za-z_][\w]*)'\)")
 
 
-def broken_in_reference(pkg: str, problem: str) -> str | None:
+@cache
+def _static_package(pkg: str) -> Any:
+    from promptweave.compat.reference_index import StaticPackage
+
+    root = package_root(pkg)
+    return StaticPackage(pkg, root) if root is not None else None
+
+
+def _missing_import(pkg: str, config: Path | None, name: str) -> str | None:
+    """``from M import name`` in ``config`` where ``M`` (a module of ``pkg``) defines no ``name``: the reference's
+    own import of the config fails there (ImportError)."""
+    sp = _static_package(pkg)
+    if config is None or sp is None:
+        return None
+    try:
+        tree = ast.parse(config.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.module and not node.level
+                and node.module.split(".")[0] == pkg and any(a.name == name for a in node.names)):
+            continue
+        module = node.module
+        if module not in sp.files or f"{module}.{name}" in sp.files or name in sp.namespace(module):
+            return None
+        mtree = sp.tree(module)
+        assigned = {t.id for n in ast.walk(mtree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)} \
+            if mtree else set()
+        if name in assigned or any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                                   and (n.level or (n.module or "").split(".")[0] != pkg)
+                                   and sp._absolute(module, n) not in sp.files
+                                   for n in ast.walk(mtree or ast.Module(body=[], type_ignores=[]))):
+            return None  # set by assignment, or a star import the reading cannot follow: not known missing
+        return f"the config imports {name!r} from {module}, which does not define it (ImportError)"
+    return None
+
+
+def broken_in_reference(pkg: str, problem: str, config: Path | None = None) -> str | None:
     """Why the reference itself could not load the config behind ``problem``, or None."""
     if "[PW140]" in problem and "names no file" in problem:
         return "a read_base import names no file in the reference's own tree"
@@ -82,9 +120,10 @@ def broken_in_reference(pkg: str, problem: str) -> str | None:
     if "[PW110]" in problem and "prompt_template" in problem and "missing 'template'" in problem:
         return "the prompt_template gives no template=: the reference's PromptTemplate requires it (TypeError)"
     m = _GOT.search(problem)
-    if m and re.search(r"\[PW(600|610|220)\][^;]*unknown|has no native implementation", problem) \
-            and m.group(1) not in defined_names(pkg):
-        return f"{m.group(1)!r} is defined nowhere in the installed {pkg}"
+    if m and re.search(r"\[PW(600|610|220)\][^;]*unknown|has no native implementation", problem):
+        if m.group(1) not in defined_names(pkg):
+            return f"{m.group(1)!r} is defined nowhere in the installed {pkg}"
+        return _missing_import(pkg, config, m.group(1))
     return None
 
 
@@ -133,7 +172,7 @@ def sweep_tree(pkg: str, sub: str, limit: int | None = None, root: Path | None =
             kinds[failure_kind(first)] += 1
             rel = str(path.relative_to(root))
             failed[rel] = first
-            why = broken_in_reference(pkg, first)
+            why = broken_in_reference(pkg, first, path)
             if why:
                 broken[rel] = why
     configs = len(files) - helpers
@@ -193,9 +232,9 @@ def main() -> None:
             for kind, n in r["kinds"][:args.top]:
                 print(f"  {n:5d}  {kind}")
             if r["broken_in_reference"]:
-                why = Counter(v.split(":")[0].split(" is defined nowhere")[0] if "defined nowhere" not in v
-                              else "a name defined nowhere in the reference"
-                              for v in r["broken_in_reference"].values())
+                why = Counter("a name defined nowhere in the reference" if "defined nowhere" in v
+                              else "an import of a name its module lacks" if "ImportError" in v
+                              else v.split(":")[0] for v in r["broken_in_reference"].values())
                 print(f"  broken in the reference too (still counted): {len(r['broken_in_reference'])} ("
                       + ", ".join(f"{k}: {n}" for k, n in why.most_common()) + ")")
     print(f"\n({results['seconds']}s; files defining no datasets, not counted: "

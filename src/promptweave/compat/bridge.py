@@ -12,11 +12,11 @@ A name is served in one of two ways, and no other:
    postprocessors (text ones, and a judge's ``dict_postprocessor``) a plain function defined inside the reference
    package under that very name (a ``def``, not a lambda or an alias).
 
-3. **Class defined below an allow-listed package**: configs also import classes from a reference's sub-modules
+3. **Defined below an allow-listed package**: configs also import from a reference's sub-modules
    (``from opencompass.datasets.ruler.ruler_cwe import RulerCweEvaluator``). A name is served when the reference's
    static index (``compat.reference_index``) finds exactly one module inside the package of an allow-listed module
-   that defines a class of that name of the family's kind; that module, chosen by the index and never by the
-   config, is imported and the class checked against the base class as in rule 2.
+   that defines a class of that name of the family's kind (a ``def`` for postprocessors); that module, chosen by
+   the index and never by the config, is imported and the object checked as in rule 2.
 
 A config's dotted path is never imported: only the bare name is looked up, and only in the allow-listed modules or
 the one module the index names, so a config cannot use the bridge to reach code the reference does not offer for
@@ -281,8 +281,8 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
         found = _exported(package, base, modules, name)
         if found is not None:
             return package, found
-    for package, base, modules in _EXPORTS.get(family, ()):
-        if base is None or not _installed(package):
+    for package, base, _modules in _EXPORTS.get(family, ()):
+        if not _installed(package):
             continue
         found = _defined_below(package, family, base, name)
         if found is not None:
@@ -290,19 +290,21 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
     return None
 
 
-def _defined_below(package: str, family: str, base: tuple[str, str], name: str) -> Any:
-    """Rule 3: the class the index found defined in one module inside an allow-listed package."""
+def _defined_below(package: str, family: str, base: tuple[str, str] | None, name: str) -> Any:
+    """Rule 3: the class (function) the index found defined in one module inside an allow-listed package."""
     from promptweave.compat.reference_index import index_for
 
     index = index_for(package)
     module = index.modules.get(family, {}).get(name) if index is not None else None
     if module is None or not name.isidentifier():
         return None
-    err = _package_error(package) or _import_error(base[0], module)
+    err = _package_error(package) or _import_error(*((base[0],) if base else ()), module)
     if err:
         return _static(package, family, name, "submodule", err)
-    base_cls = _registry(*base)
     obj = getattr(_module(module), name, None)
+    if base is None:
+        return obj if inspect.isfunction(obj) and obj.__name__ == name and obj.__module__ == module else None
+    base_cls = _registry(*base)
     if isinstance(base_cls, type) and isinstance(obj, type) and issubclass(obj, base_cls) and obj is not base_cls:
         return obj
     return None

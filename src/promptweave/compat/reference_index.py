@@ -13,7 +13,8 @@ module answers the bridge's two rules (see ``compat.bridge``) from the package's
    module) that are of the family's kind: a class whose ``class X(Base)`` chain reaches the family's base class, or
    for postprocessors a top-level ``def`` exported under its own name;
 3. **classes defined below an allow-listed package** (``opencompass.datasets.ruler.ruler_cwe.RulerCweEvaluator``,
-   which configs import from that very module): a top-level class of the family's kind, defined by exactly one
+   which configs import from that very module): a top-level class of the family's kind (a ``def`` for
+   postprocessors), defined by exactly one
    module inside the package of an allow-listed module; the index records that module, the only one the bridge
    then imports for that name.
 
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 2  # bump when the index's rules change: older cache files are then rebuilt
+FORMAT = 3  # bump when the index's rules change: older cache files are then rebuilt
 HIDE_ENV = "PROMPTWEAVE_NO_REFERENCE"
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever
 _MAX_LOOP_VALUES = 512
@@ -223,11 +224,9 @@ def build_index(package: str, root: Path, version: str, tables: Mapping[str, Any
     for family, entries in tables["exports"].items():
         fam = names.setdefault(family, {})
         for base, modules in entries:
-            if base is None:
-                continue
-            for name, module in sp.defined_below(tuple(base), tuple(modules)).items():
+            for name, module in sp.defined_below(tuple(base) if base else None, tuple(modules)).items():
                 if name not in fam:
-                    fam[name] = ("submodule", "class")
+                    fam[name] = ("submodule", "function" if base is None else "class")
                     found.setdefault(family, {})[name] = module
     return ReferenceIndex(package, version, str(root), names, found)
 
@@ -374,10 +373,10 @@ class StaticPackage:
         self._kind[key] = ok
         return ok
 
-    def defined_below(self, base: Origin, modules: Iterable[str]) -> dict[str, str]:
-        """Classes of the family's kind defined at the top of a module *inside* an allow-listed package (configs
-        import them from there, e.g. ``opencompass.datasets.ruler.ruler_cwe``): ``{name: module}``, for names
-        defined by exactly one module (an ambiguous name is not served)."""
+    def defined_below(self, base: Origin | None, modules: Iterable[str]) -> dict[str, str]:
+        """Classes of the family's kind (``def``s for ``base`` None) defined at the top of a module *inside* an
+        allow-listed package (configs import them from there, e.g. ``opencompass.datasets.ruler.ruler_cwe``):
+        ``{name: module}``, for names defined by exactly one module (an ambiguous name is not served)."""
         prefixes = tuple(m + "." for m in modules)
         seen: dict[str, set[str]] = {}
         for module in sorted(self.files):
@@ -385,8 +384,9 @@ class StaticPackage:
                 continue
             tree = self.tree(module)
             for node in self._top(tree.body if tree else []):
-                if isinstance(node, ast.ClassDef) and not node.name.startswith("_") \
-                        and self.is_kind((module, node.name), base):
+                kind = (isinstance(node, ast.ClassDef) and base is not None and self.is_kind((module, node.name), base)) \
+                    or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and base is None)
+                if kind and not node.name.startswith("_"):
                     seen.setdefault(node.name, set()).add(module)
         return {name: next(iter(mods)) for name, mods in seen.items() if len(mods) == 1}
 
