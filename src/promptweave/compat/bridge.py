@@ -172,7 +172,7 @@ def is_static(obj: Any) -> bool:
     return isinstance(obj, StaticHandle)
 
 
-def find_static(obj: Any, depth: int = 4, seen: set[int] | None = None) -> StaticHandle | None:
+def find_static(obj: Any, depth: int = 6, seen: set[int] | None = None) -> StaticHandle | None:
     """The first :class:`StaticHandle` held by an evaluation object (its evaluator, postprocessors, judges)."""
     seen = set() if seen is None else seen
     if obj is None or id(obj) in seen or depth < 0 or isinstance(obj, (str, bytes, int, float, bool)):
