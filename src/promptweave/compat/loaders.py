@@ -7,6 +7,7 @@ installed reference's registry (``compat.bridge``), else it is a typed ``LoaderE
 from __future__ import annotations
 
 from promptweave.data.loaders import (
+    bfcl,
     choice,
     code,
     generic,
@@ -103,6 +104,8 @@ LOADERS = {
     # AISBench multimodal (rows with a content column)
     "TEXTVQADataset": multimodal.textvqa,
     "MMCustomDataset": multimodal.mm_custom,
+    # function calling (AISBench BFCL v3, single-turn categories)
+    "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,
