@@ -13,6 +13,7 @@ from promptweave.data.loaders import (
     generic,
     hub,
     math_qa,
+    mm_tsv,
     multimodal,
     qa,
     subjective,
@@ -104,6 +105,10 @@ LOADERS = {
     # AISBench multimodal (rows with a content column)
     "TEXTVQADataset": multimodal.textvqa,
     "MMCustomDataset": multimodal.mm_custom,
+    "DocVQADataset": mm_tsv.docvqa,
+    "InfoVQADataset": mm_tsv.infovqa,
+    "MMStarDataset": mm_tsv.mmstar,
+    "RealworldQADataset": mm_tsv.realworldqa,
     # function calling (AISBench BFCL v3, single-turn categories)
     "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM

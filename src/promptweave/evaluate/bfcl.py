@@ -181,6 +181,10 @@ class BFCLSingleTurnEvaluator(_BFCL):
         details = []
         for pred, ref, row in zip(predictions, references, rows):
             answers = _json(ref)
+            if not isinstance(answers, list) or not all(isinstance(a, Mapping) and len(a) == 1 for a in answers):
+                raise EvaluationError(f"{self.name}: a row's ground_truth must be a list of {{function: "
+                                      "{parameter: [possible values]}}", field=f"test rows: {row.get('id')}",
+                                      value=str(ref)[:80])
             try:
                 calls = _decode(pred)
             except (ValueError, TypeError, StopIteration) as exc:
