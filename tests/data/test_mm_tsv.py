@@ -13,7 +13,7 @@ from promptweave.errors import DataError
 from promptweave.prompt.multimodal import split_content
 from tests.data.mm_files import png, png_b64, tsv
 
-S, T, I = "<AIS_CONTENT_TAG>", "<AIS_TEXT_START>", "<AIS_IMAGE_START>"
+S, T, IMG = "<AIS_CONTENT_TAG>", "<AIS_TEXT_START>", "<AIS_IMAGE_START>"
 
 
 def _ctx(name, tmp_path):
@@ -31,7 +31,7 @@ def test_docvqa_shares_images_by_index_and_skips_rows_without_one(tmp_path):
     got = docvqa(_ctx("DocVQADataset", tmp_path), str(f))
     root = tmp_path / "DocVQA" / "DocVQA_images"
     assert [r["answer"] for r in got.rows] == ["['box']", "['yes']", "['b']"]
-    assert got.rows[0]["content"] == (f"{I}{root / '7.jpg'}{S}{T}What is red?\n"
+    assert got.rows[0]["content"] == (f"{IMG}{root / '7.jpg'}{S}{T}What is red?\n"
                                       f"Answer the question using a single word or phrase.{S}")
     assert split_content(got.rows[1]["content"])[0].payload == str(root / "8.jpg")
     assert (root / "7.jpg").read_bytes() == red and (root / "8.jpg").read_bytes() == red
@@ -57,7 +57,7 @@ def test_mmstar_prompt_options_hint_and_answer_record(tmp_path):
     got = mmstar(_ctx("MMStarDataset", tmp_path), str(f))
     first, second = got.rows
     img = tmp_path / "mmstar" / "MMStar_images" / "0.jpg"
-    assert first["content"] == (f"{I}{img}{S}{T}Hint: look closely\nWhich colour?Options:\nA. green\nB. red\n"
+    assert first["content"] == (f"{IMG}{img}{S}{T}Hint: look closely\nWhich colour?Options:\nA. green\nB. red\n"
                                 f"Please select the correct answer from the options above. \n{S}")
     assert json.loads(first["answer"]["choices"]) == {"A": "green", "B": "red"}
     assert first["answer"]["answer"] == "B" and first["answer"]["category"] == "perception"
