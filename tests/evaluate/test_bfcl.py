@@ -75,3 +75,23 @@ def test_java_categories_and_prompt_style_models_are_refused():
         BFCLSingleTurnEvaluator(category="javascript")
     with pytest.raises(EvaluationError, match="is_fc_model"):
         BFCLSingleTurnEvaluator(category="simple", is_fc_model=False)
+
+
+def test_java_categories_use_the_installed_references_evaluator(monkeypatch):
+    from promptweave.compat import bridge
+    from promptweave.evaluate.config import BridgedEvaluator
+
+    class RefBFCL:  # a double for ais_bench's class, which cannot be imported here (bfcl_eval is absent)
+        def __init__(self, category, is_fc_model=True):
+            self.category = category
+
+        def score(self, predictions, references, test_set):
+            return {"accuracy": 1.0, "correct_count": len(predictions), "total_count": len(predictions)}
+
+    monkeypatch.setattr(bridge, "reference_class",
+                        lambda fam, name: ("ais_bench", RefBFCL) if name == "BFCLSingleTurnEvaluator" else None)
+    ev = BFCLSingleTurnEvaluator(category="java")
+    assert isinstance(ev, BridgedEvaluator) and ev.inner.category == "java"
+    s = ev.score([[_call("add", a=1, b=2)]], ["[]"], EvalContext(rows=[_row(0, "java")]))
+    assert s.metrics["accuracy"] == 1.0
+    assert isinstance(BFCLSingleTurnEvaluator(category="simple"), BFCLSingleTurnEvaluator)

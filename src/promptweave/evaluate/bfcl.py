@@ -15,7 +15,8 @@ does for Python-language categories:
 Relevance categories only ask whether the model called something (``irrelevance``: it must not). The metric is
 ``accuracy`` as a fraction (0..1), with ``correct_count`` and ``total_count``, as the reference reports them.
 Java and JavaScript categories convert the model's string arguments to Java / JavaScript values before
-comparing; that conversion is not implemented here, so those categories are refused with a typed error.
+comparing; that conversion is not implemented here: those categories use the installed reference's evaluator
+(``ais_bench`` with ``bfcl-eval``) through the registry bridge, and are refused with a typed error without it.
 """
 from __future__ import annotations
 
@@ -164,6 +165,18 @@ class _BFCL(Evaluator):
 class BFCLSingleTurnEvaluator(_BFCL):
     name = "BFCLSingleTurnEvaluator"
 
+    def __new__(cls, category: str = "", is_fc_model: bool = True, **kwargs: Any) -> Any:
+        if "java" in str(category):  # Java / JavaScript literals: the installed reference's class when there is one
+            from promptweave.compat.bridge import reference_class
+
+            found = reference_class("evaluator", cls.name)
+            if found is not None:
+                from promptweave.evaluate.config import BridgedEvaluator
+
+                return BridgedEvaluator(found[0], found[1], {"category": category, "is_fc_model": is_fc_model,
+                                                             **kwargs}, "evaluator")
+        return super().__new__(cls)
+
     def __init__(self, category: str = "", is_fc_model: bool = True, **kwargs: Any) -> None:
         super().__init__(category, is_fc_model, **kwargs)
         if "java" in self.category:  # java and javascript
@@ -171,7 +184,8 @@ class BFCLSingleTurnEvaluator(_BFCL):
                 f"BFCLSingleTurnEvaluator for category {self.category!r} converts the model's string arguments to "
                 "Java / JavaScript values (bfcl_eval's type converters), which promptweave does not implement",
                 field="evaluator.category", value=self.category,
-                expected="a Python-language BFCL category (simple, multiple, parallel, parallel_multiple, live_*)")
+                expected="a Python-language BFCL category (simple, multiple, parallel, parallel_multiple, live_*), "
+                         "or ais_bench and bfcl-eval installed (their evaluator is then used)")
 
     def score(self, predictions: Sequence[Any], references: Sequence[Any],
               ctx: EvalContext | None = None) -> Scores:
