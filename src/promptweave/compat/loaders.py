@@ -13,6 +13,7 @@ from promptweave.data.loaders import (
     generic,
     hub,
     math_qa,
+    mm_media,
     mm_tsv,
     multimodal,
     qa,
@@ -109,6 +110,8 @@ LOADERS = {
     "InfoVQADataset": mm_tsv.infovqa,
     "MMStarDataset": mm_tsv.mmstar,
     "RealworldQADataset": mm_tsv.realworldqa,
+    "VocalSoundDataset": mm_media.vocalsound,
+    "VideoMMEDataset": mm_media.videomme,
     # function calling (AISBench BFCL v3, single-turn categories)
     "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM
