@@ -199,16 +199,18 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every figure and failure here")
     ap.add_argument("--limit", type=int, help="only the first N files of each tree")
     ap.add_argument("--top", type=int, default=8, help="failure kinds shown per column")
+    ap.add_argument("--tree", choices=sorted(TREES), action="append", help="only this tree (repeatable)")
     args = ap.parse_args()
+    trees = {k: v for k, v in TREES.items() if not args.tree or k in args.tree}
     from promptweave.compat.reference_index import index_for
 
     results: dict[str, Any] = {"index_sizes": {}}
-    for pkg in TREES:
+    for pkg in trees:
         index = index_for(pkg)
         if index is not None:
             results["index_sizes"][pkg] = {f: len(n) for f, n in index.names.items()}
     start = time.perf_counter()
-    for pkg, (name, sub) in TREES.items():
+    for pkg, (name, sub) in trees.items():
         installed = sweep_tree(name, sub, args.limit)
         alone = sweep_alone(name, sub, args.limit)
         results[pkg] = {"promptweave_alone": alone, "with_reference": installed}
@@ -216,14 +218,14 @@ def main() -> None:
     print("| tree | dataset configs | resolve with the reference installed | resolve with promptweave alone "
           "| broken in the reference too |")
     print("|---|---:|---:|---:|---:|")
-    for pkg in TREES:
+    for pkg in trees:
         a, w = results[pkg]["promptweave_alone"], results[pkg]["with_reference"]
         if not a.get("installed"):
             print(f"| {pkg} | not installed | | | |")
             continue
         print(f"| {pkg} | {a['dataset_configs']} | {w['ok']} ({100 * w['share']:.1f}%) | "
               f"{a['ok']} ({100 * a['share']:.1f}%) | {len(w['broken_in_reference'])} |")
-    for pkg in TREES:
+    for pkg in trees:
         for col in ("with_reference", "promptweave_alone"):
             r = results[pkg][col]
             if not r.get("installed"):
@@ -238,7 +240,7 @@ def main() -> None:
                 print(f"  broken in the reference too (still counted): {len(r['broken_in_reference'])} ("
                       + ", ".join(f"{k}: {n}" for k, n in why.most_common()) + ")")
     print(f"\n({results['seconds']}s; files defining no datasets, not counted: "
-          + ", ".join(f"{p} {results[p]['promptweave_alone'].get('not_dataset_configs', 0)}" for p in TREES) + ")")
+          + ", ".join(f"{p} {results[p]['promptweave_alone'].get('not_dataset_configs', 0)}" for p in trees) + ")")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=list))
 

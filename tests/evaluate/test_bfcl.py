@@ -70,7 +70,8 @@ def test_relevance_asks_only_whether_something_was_called():
     assert s.metrics["accuracy"] == pytest.approx(3 / 6)
 
 
-def test_java_categories_and_prompt_style_models_are_refused():
+def test_java_categories_and_prompt_style_models_are_refused(monkeypatch):
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")  # bridge: an installed ais_bench would serve the class
     with pytest.raises(EvaluationError, match="Java"):
         BFCLSingleTurnEvaluator(category="javascript")
     with pytest.raises(EvaluationError, match="is_fc_model"):
