@@ -19,6 +19,7 @@ from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
 from promptweave.evaluate.pmmeval import (
     PMMEvalFloresEvaluator,
+    PMMEvalHumanEvalXLEvaluator,
     PMMEvalMGSMEvaluator,
     PMMEvalMHellaswagEvaluator,
     PMMEvalMIFEvalEvaluator,
@@ -87,6 +88,7 @@ EVALUATORS: dict[str, type] = {
     "NeedleBenchATCEvaluator": NeedleBenchATCEvaluator,
     "needlebench_atc_evaluator": NeedleBenchATCEvaluator,
     "PMMEvalFloresEvaluator": PMMEvalFloresEvaluator,
+    "PMMEvalHumanEvalXLEvaluator": PMMEvalHumanEvalXLEvaluator,
     "PMMEvalMGSMEvaluator": PMMEvalMGSMEvaluator,
     "PMMEvalMHellaswagEvaluator": PMMEvalMHellaswagEvaluator,
     "PMMEvalMIFEvalEvaluator": PMMEvalMIFEvalEvaluator,

@@ -429,3 +429,42 @@ class PMMEvalMIFEvalEvaluator(Evaluator):
         metrics = {"strict_acc": round(sum(strict) / n * 100, 2) if n else 0.0,
                    "loose_acc": round(sum(loose) / n * 100, 2) if n else 0.0}
         return Scores(metrics, strict, details)
+
+
+# -- HumanEval-XL (code, scored by the user's code evaluation service) ---------------------------------------------
+
+_PROGRAM_LANGUAGES = {"java": "Java", "javascript": "JavaScript", "js": "JavaScript", "python": "Python"}
+
+
+class PMMEvalHumanEvalXLEvaluator(Evaluator):
+    """Completions cleaned per language and sent to OpenCompass's code evaluation service (``ip_address``,
+    ``port``); the service's metrics are reported as it gives them. Needs ``--allow-code-exec``."""
+
+    name = "PMMEvalHumanEvalXLEvaluator"
+    needs = frozenset({"code"})
+
+    def __init__(self, language: str, ip_address: str = "localhost", text_language: str = "", port: Any = "",
+                 retry: int = 2, timeout: float = 600, **kw: Any) -> None:
+        super().__init__(**kw)
+        if language not in _PROGRAM_LANGUAGES:
+            raise EvaluationError("unknown HumanEval-XL programming language", field="evaluator.language",
+                                  value=language, expected=", ".join(_PROGRAM_LANGUAGES))
+        self.language, self.text_language = language, text_language
+        self.ip_address, self.port, self.retry, self.timeout = ip_address, port, retry, timeout
+
+    def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
+        from promptweave.evaluate.code_exec import require_flag
+        from promptweave.evaluate.code_service import clean_up_code, evaluate_remote, service_url
+
+        _check(predictions, references, self.name)
+        require_flag(ctx, self.name)
+        title = _PROGRAM_LANGUAGES[self.language]
+        lines = [{"task_id": f"{title}/{i}", "generation": clean_up_code("" if p is None else str(p),
+                                                                         self.language, str(r))}
+                 for i, (p, r) in enumerate(zip(predictions, references))]
+        out = evaluate_remote(service_url(self.ip_address, self.port), f"humanevalx/{self.language}",
+                              f"humanevalx_{self.language}_{self.text_language}.json", lines,
+                              timeout=self.timeout, retry=self.retry)
+        metrics = {k: float(v) for k, v in out.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        extra = {k: v for k, v in out.items() if k not in metrics}
+        return Scores(metrics, [None] * len(lines), [{"generation": x["generation"]} for x in lines], extra)
