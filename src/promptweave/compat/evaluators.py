@@ -16,6 +16,7 @@ from promptweave.evaluate.code_exec import (
 )
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
 from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
 from promptweave.evaluate.pmmeval import (
     PMMEvalFloresEvaluator,
@@ -79,7 +80,7 @@ EVALUATORS: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
-    # long tail (forms): RULER, NeedleBench v2 ATC, P-MMEval, GAOKAO-Bench
+    # long tail (forms): RULER, NeedleBench v2 ATC, P-MMEval, GAOKAO-Bench, LawBench
     "RulerCweEvaluator": RulerCweEvaluator,
     "RulerFweEvaluator": RulerFweEvaluator,
     "RulerNiahEvaluator": RulerNiahEvaluator,
@@ -96,6 +97,7 @@ EVALUATORS: dict[str, type] = {
     "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
     "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
     **GAOKAO_BY_TYPE,
+    **LAWBENCH_BY_INDEX,
     # promptweave's own short names
     "accuracy": ev.AccEvaluator,
     "ppl_accuracy": ev.PPLAccEvaluator,
