@@ -13,6 +13,7 @@ import re
 import urllib.error
 import urllib.request
 import uuid
+import warnings
 from typing import Any
 
 from promptweave.errors import EvaluationError
@@ -95,7 +96,9 @@ def clean_up_code(text: str, language: str, declaration: str) -> str:
     """The completion the service expects: code taken out of fences, the function head (the declaration's last
     line) and anything after the function dropped, per language as the reference does."""
     try:
-        literal = ast.literal_eval(text)  # replies quoted as a string literal; never evaluated as code
+        with warnings.catch_warnings():  # odd replies make the parser warn (e.g. '1x'); they are just not literals
+            warnings.simplefilter("ignore")
+            literal = ast.literal_eval(text)  # replies quoted as a string literal; never evaluated as code
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         literal = None
     if isinstance(literal, str):
