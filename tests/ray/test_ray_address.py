@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 from openai_stub import StubServer
-from ray_helpers import example, outputs
-from test_ray_faults import session, wait_until
+from ray_helpers import example, outputs, session, wait_until
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app

@@ -11,12 +11,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from openai_stub import StubServer
-from ray_helpers import cached, example, outputs
+from ray_helpers import cached, example, outputs, session, wait_until
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
@@ -36,15 +35,6 @@ def local_baseline(tmp: Path, model_dir: Path) -> dict:
         res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp / "baseline" / "w"), "--no-progress"])
         assert res.exit_code == 0, res.output
     return outputs(tmp / "baseline" / "w")
-
-
-def wait_until(cond, what: str, timeout: float = 120.0) -> None:
-    """Poll a condition the system under test makes true (not a sleep standing in for it)."""
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def gone(pid: int, group: bool = False) -> bool:
@@ -105,23 +95,6 @@ def _run_cli(cfg: Path, work: Path) -> subprocess.Popen:
                             env={**os.environ, "RAY_ADDRESS": ""})
 
 
-def session(sid: int) -> list[int]:
-    """The live processes of a session: a run started in its own session, with every Ray process it started.
-
-    Ray puts each worker in a process group of its own, so the session, not the group, is what holds all of them.
-    """
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[3]) == sid and stat[0] not in "ZX":  # fields: state, ppid, pgrp, session
-                pids.append(int(entry.name))
-    return pids
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the killed run's processes in /proc")
 def test_driver_killed_then_rerun_completes_without_repeats(ray_instance, tiny_model_dir, tmp_path) -> None:
     """The guarantee: an answer received and committed is never asked for again; a request in flight at the kill
@@ -137,7 +110,7 @@ def test_driver_killed_then_rerun_completes_without_repeats(ray_instance, tiny_m
             committed = set(srv.answered)
             os.kill(proc.pid, signal.SIGKILL)  # the driver only
             proc.wait(30)
-            # Ray's agents outlive a killed driver (its own process group): the test removes what it started
+            # Ray's dashboard and runtime-env agents outlive a killed driver, in its process group: remove them
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             # the model worker and the coordinator, each in a group of its own, exit once their raylet is gone
