@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -61,6 +62,7 @@ def head():
         proc.send_signal(signal.SIGTERM)  # ray start --block stops the head's processes when it is stopped
         proc.wait(60)
         wait_until(lambda: not session(proc.pid), "the head's processes to exit")
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_address_joins_a_running_cluster_with_the_local_results(head, tiny_model_dir, tmp_path) -> None:
