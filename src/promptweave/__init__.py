@@ -33,6 +33,7 @@ from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, Slidin
                                build_retriever)
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 from promptweave.errors import ReferenceUnavailableError  # bridge: a reference class read from its source only
+from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
 
 __version__ = "0.1.0"
 
@@ -52,4 +53,5 @@ __all__ = [
     "DatasetSplits", "load_dataset", "check_loader", "locate_data",
     "RunRequest", "make_executor",
     "ReferenceUnavailableError",
+    "MissingExtraError",
 ]

@@ -207,6 +207,13 @@ class DistributedError(RunError):
     code = "PW900"
 
 
+# -- forms (native long-tail evaluators) --
+class MissingExtraError(EvaluationError):
+    """An evaluator needs an optional package that is not installed; names the package and the extra."""
+
+    code = "PW640"
+
+
 # -- bridge (a reference package installed without its dependencies) --
 class ReferenceUnavailableError(PromptweaveError):
     """A reference class known from the installed package's source, needed now, but the package cannot import."""
