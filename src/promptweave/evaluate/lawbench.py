@@ -398,10 +398,10 @@ class LawBenchEvaluator(Evaluator):
         self.index = index
         self.inner: Any = None
         if index == "2-1":
-            from promptweave.compat.bridge import reference_class
+            from promptweave.compat.bridge import is_static, reference_class
 
             found = reference_class("evaluator", "LawBenchEvaluator_2_1")
-            if found is not None:
+            if found is not None and not is_static(found[1]):  # bridge hook: read-only install = unavailable
                 from promptweave.evaluate.config import BridgedEvaluator
 
                 self.inner = BridgedEvaluator(found[0], found[1], {}, "eval_cfg.evaluator")
