@@ -15,6 +15,7 @@ from promptweave.evaluate.code_exec import (
     MBPPPassKEvaluator,
 )
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours
 BY_MODULE: dict[tuple[str, str], type] = {
@@ -40,6 +41,8 @@ EVALUATORS: dict[str, type] = {
     "BabiLongEvaluator": ev.BabiLongEvaluator,
     "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
+    "LMEvaluator": LMEvaluator,  # eval helper: subjective / judge-model evaluation
+    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # eval helper: LMEvaluator-shaped rule (CHARM memory)
     "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
     "BBHEvaluator": ev.BBHEvaluator,
