@@ -430,7 +430,12 @@ def judge_model_cfg(cfg: Any, name: str | None = None) -> dict[str, Any] | None:
     from promptweave.config.loader import model_abbr
 
     variables = getattr(cfg, "variables", {}) or {}
-    judges = [dict(m) for m in (variables.get("judge_models") or []) if isinstance(m, Mapping)]
+    listed = variables.get("judge_models")
+    if not listed:  # a subjective eval config may name them only in its partitioner, as the reference reads them
+        ev = variables.get("eval")
+        part = ev.get("partitioner") if isinstance(ev, Mapping) else None
+        listed = part.get("judge_models") if isinstance(part, Mapping) else None
+    judges = [dict(m) for m in (listed or []) if isinstance(m, Mapping)]
     if name is None:
         return judges[0] if judges else None
     pool = judges + [dict(m) for m in getattr(cfg, "models", [])]
