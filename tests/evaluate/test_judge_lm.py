@@ -269,9 +269,10 @@ def test_inverse_ifeval_judge_template_fills_from_the_row() -> None:
     g = GenericLLMEvaluator(prompt_template={"type": "InverseIFEvalJudgePromptTemplate"}, judge_cfg={"abbr": "j"})
     entry = {"prompt": "Q?", "response_reference": "R", "prediction": "P {x}", "judge_system_prompt": "SYS",
              "judge_prompt_template": "<q>{prompt}</q><r>{response}</r><g>{response_reference}</g>"}
-    assert tuple(g.fill(entry)) == (Turn("SYSTEM", "SYS"), Turn("HUMAN", "<q>Q?</q><r>P {x}</r><g>R</g>"))
+    turns = [t for t in g.fill(entry) if isinstance(t, Turn)]
+    assert turns == [Turn("SYSTEM", "SYS"), Turn("HUMAN", "<q>Q?</q><r>P {x}</r><g>R</g>")]
     # no per-row template: the reference's default one
-    default = tuple(g.fill({"prompt": "Q", "response_reference": "R", "prediction": "P"}))
+    default = [t for t in g.fill({"prompt": "Q", "response_reference": "R", "prediction": "P"}) if isinstance(t, Turn)]
     assert default[1] == Turn("HUMAN", "<题目>：\nQ\n\n<标准答案>：\nR\n\n<学生答案>：\nP")
     with pytest.raises(Exception, match="takes no settings"):
         GenericLLMEvaluator(prompt_template={"type": "InverseIFEvalJudgePromptTemplate", "x": 1})
@@ -340,3 +341,35 @@ def test_charm_memory_rule_negation_is_the_complement(pred: str, gold: str) -> N
         assert plain == negated == WRONG
     else:
         assert plain != negated and (plain == RIGHT) == (gold in pred)
+
+
+INVERSE = _HEAD + '''
+inv = dict(
+    abbr="inv", path="inv.jsonl",
+    reader_cfg=dict(input_columns=["prompt", "judge_prompt_template", "judge_system_prompt"],
+                    output_column="response_reference"),
+    infer_cfg=dict(
+        prompt_template=dict(type="RawPromptTemplate", messages=[dict(role="user", content="{{prompt}}")]),
+        retriever=dict(type="ZeroRetriever"), inferencer=dict(type="GenInferencer", max_out_len=32)),
+    eval_cfg=dict(evaluator=dict(type="GenericLLMEvaluator",
+                                 prompt_template=dict(type="InverseIFEvalJudgePromptTemplate"),
+                                 dict_postprocessor=dict(type="generic_llmjudge_postprocess")), pred_role="BOT"),
+)
+datasets = [inv]
+'''
+
+
+def test_inverse_ifeval_judge_gets_the_rows_own_system_and_user_messages(stub_server: StubServer, tmp_path) -> None:
+    rows = [{"prompt": "2+2?", "response_reference": "4", "judge_system_prompt": "You are strict.",
+             "judge_prompt_template": "JUDGE Q={prompt} ANSWER={response} GOLD={response_reference}"}]
+    (tmp_path / "inv.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = tmp_path / "config.py"
+    cfg.write_text(INVERSE.format(url=stub_server.url))
+    stub_server.answer = lambda body: "A" if body["messages"][-1]["content"].startswith("JUDGE") else "It is 4."
+    work = tmp_path / "w"
+    res = _run(str(cfg), "-w", str(work))
+    assert res.exit_code == 0, res.output
+    [sent] = _judge_requests(stub_server)
+    assert sent["messages"] == [{"role": "system", "content": "You are strict."},
+                                {"role": "user", "content": "JUDGE Q=2+2? ANSWER=It is 4. GOLD=4"}]
+    assert json.loads((work / "results" / "api" / "inv.json").read_text())["metrics"]["accuracy"] == 100.0

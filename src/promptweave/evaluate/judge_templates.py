@@ -40,15 +40,16 @@ class InverseIFEvalJudgePrompt:
         self.where = where
 
     def fill_entry(self, entry: Mapping[str, Any]) -> Any:
-        from promptweave.prompt.dialogue import Dialogue, Turn
+        from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 
         values = dict(entry)
         values["response"] = entry.get("prediction", "")
         values["prediction"] = entry.get("prediction", "")
         template = entry.get("judge_prompt_template") or _INVERSE_IFEVAL_DEFAULT
         system = entry.get("judge_system_prompt", "")
-        return Dialogue((Turn("SYSTEM", "" if system is None else str(system)),
-                         Turn("HUMAN", replace_each(str(template), values))))
+        return Dialogue((SectionMark("begin", "begin"), Turn("SYSTEM", "" if system is None else str(system)),
+                         SectionMark("begin", "end"), SectionMark("round", "begin"),
+                         Turn("HUMAN", replace_each(str(template), values)), SectionMark("round", "end")))
 
 
 # reference template class name -> our class
