@@ -133,8 +133,28 @@ def test_each_example_is_counted_once(tokenizer) -> None:
         assert sum(1 for s in rec.seen if s == p) == 1  # counted once across all rows
     # "" (special tokens) and the separator, once each; per row: its zero-shot prompt, then its final prompt
     with_examples = sum(1 for r in recs if r.shot_ids)
-    assert len(rec.seen) == fitter.stats.counts == 2 + len(IDS) + rows + with_examples + fitter.stats.rechecks
+    assert len(rec.seen) == fitter.stats.counts == 2 + len(IDS) + rows + with_examples + fitter.stats.rechecks \
+        + fitter.stats.grow_tries
+    assert fitter.stats.grow_tries == 0  # exact estimates: no prefix is counted twice over
     assert not any(s == b.build(0).rendered for s in rec.seen)  # the full five-example prompt is never counted
+
+
+def test_an_overestimated_example_is_added_back_when_the_real_prompt_fits(tokenizer) -> None:
+    """A counter that over-counts examples measured on their own (as a chat template's framing can)
+    must not cost the row examples that fit: the kept run is the longest prefix that really fits."""
+    count = token_counter(tokenizer)
+    b = builder(cfg())
+    pieces = {b.example_piece(i) for i in IDS}
+
+    def inflated(rendered) -> int:
+        return count(rendered) + (40 if rendered in pieces else 0)
+
+    budget = count(b.build(0, ids=IDS[:3]).rendered)
+    fitter = ShotFitter(b, inflated, budget)
+    rec = fitter.build_row(0)[0]
+    assert rec.shot_ids == IDS[:3]
+    assert fitter.stats.grown >= 1 and count(rec.rendered) <= budget  # the estimate alone kept fewer
+    assert count(b.build(0, ids=IDS[:4]).rendered) > budget
 
 
 def test_rows_without_examples_are_not_counted(tokenizer) -> None:

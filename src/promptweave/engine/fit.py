@@ -11,7 +11,9 @@ examples (the row's longest label decides).
 A piece counted on its own can differ from its count inside the prompt by a token
 or two (merges across its edges, a SentencePiece leading space): the real count of
 the final prompt catches an underestimate (more examples are dropped), an
-overestimate may keep one example fewer than would just fit.
+overestimate (the final prompt counts fewer tokens than estimated, or nothing was kept) is
+settled by counting the next longer prefixes for real, so the kept run is the longest that fits,
+as the references' drop-and-recount loop finds.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ class FitStats:
     rows_over: int = 0  # rows that do not fit even with no examples
     counts: int = 0  # calls to the token counter
     rechecks: int = 0  # final prompts that were over after all and lost another example
+    grow_tries: int = 0  # one-longer prefixes counted for real after an overestimate
+    grown: int = 0  # examples added back because the estimate ran over and the real prompt fit
 
 
 class ShotFitter:
@@ -129,7 +133,7 @@ class ShotFitter:
         est = dict(zip(ids, tokens))
         while True:
             if not kept:
-                recs, worst = base_recs, base[top]
+                recs, worst, real = base_recs, base[top], base[top]
                 break
             recs = b.build_row(index, ids=kept)
             real = self._count(recs[top].rendered)
@@ -143,6 +147,11 @@ class ShotFitter:
             over, freed = worst - self.max_len, 0
             while kept and freed < over:  # at least one
                 freed += max(est[kept.pop()], 1)
+        # counted for real only where the estimate is known to have run over (or kept nothing), so
+        # exact estimates cost no extra count
+        estimate = base[top] + sum(est[i] for i in kept) - (glue if kept else 0)
+        if worst <= self.max_len and len(kept) < len(ids) and (not kept or real < estimate):
+            recs, kept = self._grow(index, ids, kept, recs, base, top)
         if worst > self.max_len:
             self.stats.rows_over += 1
         if len(kept) < len(ids):
@@ -151,6 +160,31 @@ class ShotFitter:
             for r in recs:
                 r.extra["retrieved_ids"] = list(ids)
         return recs
+
+    def _fits(self, recs: list[PromptRecord], base: list[int], top: int) -> bool:
+        real = self._count(recs[top].rendered)
+        if real > self.max_len:
+            return False
+        return all(j == top or base[j] + real - base[top] <= self.max_len - self.slack
+                   or self._count(r.rendered) <= self.max_len for j, r in enumerate(recs))
+
+    def _grow(self, index: int, ids: list[int], kept: list[int], recs: list[PromptRecord],
+              base: list[int], top: int) -> tuple[list[PromptRecord], list[int]]:
+        """Add back dropped examples while the real prompt still fits.
+
+        The per-example estimates can run over (a chat template's per-message framing counted
+        with every example, merges across edges), which would keep fewer examples than the
+        reference's drop-until-it-fits loop; real counts of the next longer prefix settle it.
+        """
+        while len(kept) < len(ids):
+            cand = ids[:len(kept) + 1]
+            cand_recs = self.builder.build_row(index, ids=cand)
+            self.stats.grow_tries += 1
+            if not self._fits(cand_recs, base, top):
+                break
+            self.stats.grown += 1
+            kept, recs = cand, cand_recs
+        return recs, kept
 
     def build_all(self, indices: Sequence[int]) -> list[PromptRecord]:
         out = [r for i in indices for r in self.build_row(i)]
