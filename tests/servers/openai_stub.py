@@ -59,6 +59,8 @@ def request_key(path: str, body: dict) -> str:
     """The identity of a request: endpoint + model + prompt/messages + decoding fields."""
     keep = {k: body.get(k) for k in ("model", "prompt", "messages", "max_tokens", "temperature", "stop",
                                      "echo", "logprobs", "seed", "top_p")}
+    if body.get("tools"):
+        keep["tools"] = body["tools"]
     text = json.dumps([path, keep], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -87,6 +89,16 @@ def default_answer(body: dict) -> str:
 _TOKEN = re.compile(r"\s*\S+|\s+")
 
 
+def default_tool_calls(body: dict) -> list:
+    """One call of the request's first tool, each required parameter set to a value of its type."""
+    fn = body["tools"][0].get("function", {})
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    sample = {"integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+    args = {k: sample.get((props.get(k) or {}).get("type"), "x")
+            for k in (fn.get("parameters") or {}).get("required") or []}
+    return [(fn.get("name", ""), args)]
+
+
 def fake_token_logprob(token: str) -> float:
     """A deterministic per-token log-probability for echo scoring."""
     h = int(hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:6], 16)
@@ -107,6 +119,8 @@ class StubServer:
     received: Counter = field(default_factory=Counter)
     answered: Counter = field(default_factory=Counter)
     log: list = field(default_factory=list)
+    # a request with ``tools`` is answered with ``tool_calls(body)``: a list of (name, arguments dict) calls
+    tool_calls: Optional[Callable[[dict], list]] = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -284,6 +298,16 @@ class StubServer:
         return text
 
     def _chat(self, body: dict) -> dict:
+        if body.get("tools"):
+            calls = (self.tool_calls or default_tool_calls)(body)
+            return {"id": "chatcmpl-stub", "object": "chat.completion", "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {
+                        "role": "assistant", "content": None,
+                        "tool_calls": [{"id": f"call_{n}", "type": "function",
+                                        "function": {"name": name, "arguments": json.dumps(args)}}
+                                       for n, (name, args) in enumerate(calls)]},
+                        "finish_reason": "tool_calls"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
         text = self._cut(self.answer(body), body)
         return {"id": "chatcmpl-stub", "object": "chat.completion", "model": body.get("model"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},

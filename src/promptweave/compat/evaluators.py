@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from promptweave.evaluate import evaluators as ev
 from promptweave.evaluate.agieval import AGIEvalEvaluator
+from promptweave.evaluate.bfcl import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator  # data hook: BFCL
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
@@ -63,6 +64,8 @@ EVALUATORS: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
+    "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
+    "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
     # promptweave's own short names
     "accuracy": ev.AccEvaluator,
     "ppl_accuracy": ev.PPLAccEvaluator,

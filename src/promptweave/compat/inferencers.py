@@ -4,7 +4,8 @@ A form is how a dataset's prompts are used: ``gen`` (one generation), ``ppl`` (s
 perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn`` (a conversation, one reply per
 BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
-``ppl_only`` (the perplexity of each prompt is the prediction). Every inferencer keyword is either honoured or
+``ppl_only`` (the perplexity of each prompt is the prediction) and ``function_call`` (the row's functions are sent
+as tools; the returned calls are the prediction). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
 from __future__ import annotations
@@ -67,6 +68,12 @@ INFERENCERS: dict[str, InferencerForm] = {
                                    {"infer_type": "self-consistency is the only kind"}),
     "LLInferencer": InferencerForm("LLInferencer", "ll", _PPL),
     "PPLOnlyInferencer": InferencerForm("PPLOnlyInferencer", "ppl_only", frozenset({"max_seq_len"})),
+    # function calling (infer/function_call.py): the row's functions go to an API model as tools
+    "BFCLV3FunctionCallInferencer": InferencerForm(
+        "BFCLV3FunctionCallInferencer", "function_call", _GEN | {"mode"},
+        note="BFCLV3FunctionCallInferencer runs as function calling: each row's first turn goes to the API model "
+             "with its functions as the request's tools, and the returned tool_calls are the prediction (the "
+             "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
 }
 
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
@@ -76,7 +83,6 @@ UNSUPPORTED_INFERENCERS: dict[str, str] = {
     "SWCELossInferencer": "sliding-window cross-entropy over a corpus",
     "InferencePPLOnlyInferencer": "token-wise perplexity with per-row token counts",
     "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
-    "BFCLV3FunctionCallInferencer": "function calling (BFCL) needs tool schemas and a tool-call parser",
 }
 
 _CHAT_MODES = ("last", "every", "every_with_gt")

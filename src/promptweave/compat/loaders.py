@@ -7,11 +7,14 @@ installed reference's registry (``compat.bridge``), else it is a typed ``LoaderE
 from __future__ import annotations
 
 from promptweave.data.loaders import (
+    bfcl,
     choice,
     code,
     generic,
     hub,
     math_qa,
+    mm_media,
+    mm_tsv,
     multimodal,
     qa,
     subjective,
@@ -103,6 +106,14 @@ LOADERS = {
     # AISBench multimodal (rows with a content column)
     "TEXTVQADataset": multimodal.textvqa,
     "MMCustomDataset": multimodal.mm_custom,
+    "DocVQADataset": mm_tsv.docvqa,
+    "InfoVQADataset": mm_tsv.infovqa,
+    "MMStarDataset": mm_tsv.mmstar,
+    "RealworldQADataset": mm_tsv.realworldqa,
+    "VocalSoundDataset": mm_media.vocalsound,
+    "VideoMMEDataset": mm_media.videomme,
+    # function calling (AISBench BFCL v3, single-turn categories)
+    "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,

@@ -5,9 +5,10 @@ from collections.abc import Callable
 from typing import Any
 
 from promptweave.infer.cache import ResponseCache
+from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
 
-FORMS = ("sc", "ll", "ppl_only")
+FORMS = ("sc", "ll", "ppl_only", "function_call")
 
 
 def form_rows(task: Any, model: Any, cache: ResponseCache | None,
@@ -37,6 +38,21 @@ def form_rows(task: Any, model: Any, cache: ResponseCache | None,
         for p in infer_ppl_only(model, task.records, cache, progress):
             out.append({"index": p.index, "prompt": to_jsonable(p.prompt), "shot_ids": p.shot_ids,
                         "output": p.ppl, "prediction": p.ppl, "gold": task.gold(by_index[p.index])})
+    elif task.mode == "function_call":  # data hook: BFCL function calling
+        from promptweave.infer.function_call import infer_function_calls
+
+        rows = task.settings.get("rows") or {}
+        got = infer_function_calls(model, {r.index: rows[r.index] for r in by_index.values()}, task.params, cache,
+                                   progress, file=task.settings.get("file"))
+        for k, r in by_index.items():
+            req, pred = got[k]
+            row = {"index": k, "prompt": req.to_json(), "shot_ids": list(r.shot_ids or []),
+                   "gold": task.gold(r)}
+            if isinstance(pred, RowFailure):
+                row.update(output=None, prediction=None, error=pred.to_json())
+            else:
+                row.update(output=pred, prediction=pred)
+            out.append(row)
     else:
         raise ValueError(task.mode)
     return out

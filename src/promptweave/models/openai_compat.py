@@ -283,6 +283,10 @@ class OpenAICompatModel:
         if kind == "chat":
             path, body = self.chat_request(item, params)
             return await self._post(client, path, body, _chat_content)
+        if kind == "tool_chat":  # function calling (infer/function_call.py): the row's tools ride along
+            messages, tools = item
+            path, body = self.chat_request(messages, params)
+            return await self._post(client, path, {**body, "tools": tools}, _chat_tool_reply)
         if kind == "complete":
             path, body = self.completion_request(item, params)
             return await self._post(client, path, body, _completion_text)
@@ -467,6 +471,17 @@ def _chat_content(data: Any) -> str:
     if content is not None and not isinstance(content, str):
         raise _Malformed("choices[0].message.content is not text")
     return content or ""
+
+
+def _chat_tool_reply(data: Any) -> dict[str, Any]:
+    """A function-calling reply: the message's text and its ``tool_calls`` (name + JSON arguments)."""
+    content = _chat_content(data)
+    calls = data["choices"][0]["message"].get("tool_calls") or []
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                                              for c in calls):
+        raise _Malformed("choices[0].message.tool_calls is not a list of function calls")
+    return {"content": content, "tool_calls": [{"id": c.get("id"), "function": {
+        "name": c["function"].get("name"), "arguments": c["function"].get("arguments")}} for c in calls]}
 
 
 def _completion_text(data: Any) -> str:

@@ -109,13 +109,13 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         for c in infer_clp(model, records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
-    elif task.mode in ("sc", "ll", "ppl_only"):  # forms hook: self-consistency, log-likelihood, ppl-only
+    elif task.mode in ("sc", "ll", "ppl_only", "function_call"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
         from promptweave.infer.forms import form_rows
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll or ppl_only")
+                               expected="gen, ppl, clp, sc, ll, ppl_only or function_call")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:

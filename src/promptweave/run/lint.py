@@ -153,6 +153,8 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             for j in model_ids:
                 if dataset_file and form in _SCORING_FORMS and cfg.models[j]["abbr"] == "api-chat":
                     continue  # scoring needs token log-probs: checked against the plain LM only
+                if dataset_file and form == "function_call" and cfg.models[j]["abbr"] == "plain-lm":
+                    continue  # function calling needs an API model with tools: checked against the API only
                 start = time.perf_counter()
                 pair = f"{abbrs_d[i]} × {abbrs_m[j]}"
                 try:

@@ -37,6 +37,10 @@ def check_scoring_model(mode: str, mcfg: Any, *, file: str | None, where: str) -
 
     mt = MODEL_TYPES.get(type_name(cfg_get(mcfg, "type")))
     kind = cfg_get(mcfg, "kind") or (mt.kind if mt else None)
+    if mode == "function_call":  # data hook: tools need an OpenAI-compatible API model
+        from promptweave.infer.function_call import check_model
+
+        check_model(mcfg, file=file, where=where)
     if mode in _SCORING and mt is not None and mt.backend == "openai" and kind == "api":
         raise UnsupportedError(
             f"{mode} scoring needs the log-probability of every prompt token, which a chat API does not return",
@@ -186,6 +190,12 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
+    try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
+        from promptweave.data.stand_in import stand_in_columns
+    except ImportError:
+        stand_in_columns = None
+    if stand_in_columns is not None:
+        row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
     _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
@@ -359,16 +369,22 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
         extra: dict[str, Any] = {}
         if mode == "sc":
             extra["sc_size"] = int(settings.get("sc_size", 1))
+        if mode == "function_call":  # data hook: BFCL rows carry their own messages and functions
+            from promptweave.infer.function_call import check_category
+
+            check_category(raw, file=file, where=f"datasets[{i}]")
+            extra["rows"] = {k: ds.test[k] for k in todo} if load_data else {}
+            extra["file"] = file
         if mode == "ll":
             extra["cont"] = _conts(ds, todo, f"datasets[{i}]") if load_data else {}
         if mode == "ppl_only" and output is not None:
             raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
                                    "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
                                    value=output, expected="output_column=None")
-        build_mode = "gen" if mode in ("gen", "sc", "clp") else "ppl"  # CLP asks for the next token after the gen prompt
+        build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
             mcfg = mspec.config
-            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc") else "ppl",
+            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
                                           # eval hook: the test rows for evaluators, the model's postprocessor,
                                           # the dataset dict and names (subjective judges: mode, base_models)

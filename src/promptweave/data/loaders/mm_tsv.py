@@ -1,0 +1,218 @@
+"""AISBench's image-question sets stored as VLMEvalKit TSV files (DocVQA, InfoVQA, MMStar) and RealWorldQA's
+Parquet shards: rows with a ``content`` column of ``<AIS_..._START>`` segments, built as the reference builds them.
+
+TSV layout: a header row with ``index``, ``question``, ``answer``, ``image`` (base64; a value of at most 64
+characters names another row's ``index`` whose image it shares; ``[...]`` is a list of images), optionally
+``image_path`` (file names for the images) and, for MMStar, ``hint``, ``category``, ``l2-category``, ``split`` and
+option columns ``A``.. ``Z``. Rows with an empty ``image`` are skipped. Each image is written once into
+``<Name>_images/`` beside the TSV (``<index>.jpg``; ``<index>_<k>.png`` for a list; or the ``image_path`` names) and
+the content names that file, as the reference does. The reference re-encodes the image through PIL when it writes
+it; promptweave writes the decoded bytes as they are (PIL is not a dependency), so the file named in the prompt
+holds the same picture in its original encoding. Cells are kept as text (the reference's pandas may read an all-
+number column as numbers); a cell pandas reads as missing (empty, ``NA``, ``nan``, ``None``...) is missing here.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import csv
+import io
+import json
+import os
+import string
+from pathlib import Path
+from typing import Any
+
+from promptweave.data.loaders.base import LoadContext, Splits, rows
+from promptweave.data.sources import read_text
+from promptweave.errors import DataError
+from promptweave.prompt.multimodal import build_content
+
+# the strings pandas.read_csv reads as missing by default
+_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                 "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+_IMAGE_REF_LEN = 64
+_VQA_SUFFIX = "\nAnswer the question using a single word or phrase."
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and v in _NA)
+
+
+def _tsv(ctx: LoadContext, f: Path) -> list[tuple[str, dict[str, str]]]:
+    reader = csv.reader(io.StringIO(read_text(f), newline=""), delimiter="\t")
+    out: list[tuple[str, dict[str, str]]] = []
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise DataError(f"malformed TSV: {exc}", file=str(f), field=f"line {start}") from None
+        if not rec:
+            continue
+        if header is None:
+            header = rec
+            for col in ("index", "question"):
+                if col not in header:
+                    raise ctx.fail(f"the TSV header has no {col!r} column", file=f, where="line 1",
+                                   value=header[:12])
+            continue
+        if len(rec) != len(header):
+            raise DataError(f"row has {len(rec)} fields but the header has {len(header)}", file=str(f),
+                            field=f"line {start}")
+        out.append((f"line {start}", dict(zip(header, rec))))
+    return out
+
+
+def _as_list(ctx: LoadContext, v: str, f: Path, loc: str) -> list[str]:
+    if len(v) >= 1 and v[0] == "[" and v[-1] == "]":
+        try:
+            got = ast.literal_eval(v)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise ctx.fail("a '[...]' cell must be a Python list literal", file=f, where=loc, value=v[:80]) from None
+        if not isinstance(got, (list, tuple)):
+            raise ctx.fail("a '[...]' cell must be a list", file=f, where=loc, value=v[:80])
+        return [str(x) for x in got]
+    return [v]
+
+
+def _write_image(ctx: LoadContext, b64: str, target: Path, f: Path, loc: str) -> None:
+    if target.exists():
+        return
+    try:
+        data = base64.b64decode(b64, validate=False)
+    except (binascii.Error, ValueError):
+        raise ctx.fail("the image cell is not base64", file=f, where=loc, value=b64[:40]) from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".part")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)  # a crash never leaves a truncated image that a later run would take as written
+
+
+def _images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str, str], list[str]]]:
+    """(location, row, image file paths) for every row with an image, images written as the reference does."""
+    records = _tsv(ctx, f)
+    root = f.parent / folder
+    has_image = bool(records) and "image" in records[0][1]
+    if has_image:
+        records = [(loc, r) for loc, r in records if not _missing(r.get("image"))]
+        by_index = {r["index"]: r["image"] for _, r in records}
+    out = []
+    for loc, r in records:
+        if has_image:
+            img = r["image"]
+            if len(img) <= _IMAGE_REF_LEN:
+                if img not in by_index:
+                    raise ctx.fail("the image cell names no row's index (a short value refers to another row)",
+                                   file=f, where=f"{loc} image", value=img)
+                img = by_index[img]
+            images = _as_list(ctx, img, f, loc)
+            names = _as_list(ctx, r["image_path"], f, loc) if "image_path" in r else None
+            if len(images) > 1:
+                names = names or [f"{r['index']}_{k}.png" for k in range(len(images))]
+                paths = [root / n for n in names[:len(images)]]
+            elif names is not None:
+                paths = [root / names[0]]
+            else:
+                paths = [root / f"{r['index']}.jpg"]
+            for b64, p in zip(images, paths):
+                _write_image(ctx, b64, p, f, loc)
+        else:
+            if "image_path" not in r:
+                raise ctx.fail("a row needs an 'image' (base64) or 'image_path' column", file=f, where=loc)
+            paths = [Path(p) for p in _as_list(ctx, r["image_path"], f, loc)]
+            if not all(p.exists() for p in paths):
+                paths = [root / p for p in paths]
+        out.append((loc, r, [str(p) for p in paths]))
+    return out
+
+
+def _vqa(ctx: LoadContext, path: str, folder: str) -> Splits:
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, r, paths in _images(ctx, f, folder):
+        parts = [("image", p) for p in paths] + [("text", r["question"] + _VQA_SUFFIX)]
+        items.append((loc, {"content": build_content(parts), "answer": r.get("answer")}))
+    return rows(items, f)
+
+
+def docvqa(ctx: LoadContext, path: str) -> Splits:
+    """DocVQA TSV: images then the question with the single-word instruction; ``answer`` as stored."""
+    return _vqa(ctx, path, "DocVQA_images")
+
+
+def infovqa(ctx: LoadContext, path: str) -> Splits:
+    """InfoVQA TSV, the same shape as DocVQA."""
+    return _vqa(ctx, path, "InfoVQA_images")
+
+
+def mmstar(ctx: LoadContext, path: str) -> Splits:
+    """MMStar TSV: the first image, then hint + question + lettered options; ``answer`` is a dict with the
+    choices (JSON), the letter, split and categories, as the reference's evaluator reads it."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, r, paths in _images(ctx, f, "MMStar_images"):
+        options = {c: r[c] for c in string.ascii_uppercase if c in r and not _missing(r[c])}
+        prompt = f"Hint: {r['hint']}\n" if not _missing(r.get("hint")) else ""
+        prompt += r["question"]
+        if options:
+            prompt += "Options:\n" + "".join(f"{k}. {v}\n" for k, v in options.items())
+            prompt += "Please select the correct answer from the options above. \n"
+        content = build_content([("image", paths[0]), ("text", prompt)])
+        answer = {"choices": json.dumps(options), "answer": r.get("answer"), "split": r.get("split"),
+                  "l2-category": r.get("l2-category"), "category": r.get("category")}
+        items.append((loc, {"content": content, "answer": answer}))
+    return rows(items, f)
+
+
+# RealWorldQA's open-answer instruction (evalscope's wording, as AISBench uses it)
+_RWQA_PROMPT = (
+    "Read the picture and solve the following problem step by step."
+    "The last line of your response should be of the form"
+    ' "ANSWER: [ANSWER]" (without quotes) where [ANSWER] is the answer to the problem.\n\n'
+    "{question}\n\n"
+    "Remember to put your answer on its own line at the end in the form"
+    ' "ANSWER: [ANSWER]" (without quotes) where [ANSWER] is the answer to the problem,'
+    " and you do not need to use a \\boxed command."
+)
+
+
+def realworldqa(ctx: LoadContext, path: str, image_type: str = "image_path") -> Splits:
+    """Every ``*.parquet`` in the folder of ``path`` (sorted, concatenated): question text first, then the image
+    (written raw to ``RealworldQA_images/image_<n>.webp``, or its base64); rows without image bytes are skipped."""
+    from promptweave.data.sources import _read_parquet
+
+    if image_type not in ("image_path", "image_base64"):
+        raise ctx.fail("image_type must be 'image_path' or 'image_base64'", where="image_type", value=image_type)
+    f = ctx.find(path, local_mode=True)
+    shards = sorted(p for p in f.parent.iterdir() if p.name.endswith(".parquet"))
+    if not shards:
+        raise ctx.fail(f"no .parquet files in {f.parent}", file=f.parent)
+    root = f.parent / "RealworldQA_images"
+    items = []
+    n = 0
+    for shard in shards:
+        split = _read_parquet(shard)
+        for loc, r in zip(split.where, split.rows):
+            idx, n = n, n + 1
+            img = r.get("image")
+            if not isinstance(img, dict) or not isinstance(img.get("bytes"), (bytes, bytearray)):
+                continue  # the reference skips (and logs) a row without image bytes
+            if image_type == "image_path":
+                target = root / f"image_{idx}.webp"
+                if not target.exists():
+                    root.mkdir(parents=True, exist_ok=True)
+                    tmp = target.with_name(target.name + ".part")
+                    tmp.write_bytes(bytes(img["bytes"]))
+                    os.replace(tmp, target)
+                url = str(target)
+            else:
+                url = base64.b64encode(bytes(img["bytes"])).decode("ascii")
+            text = _RWQA_PROMPT.replace("{question}", str(r.get("question")))
+            items.append((f"{shard.name} {loc}", {"content": build_content([("text", text), ("image", url)]),
+                                                  "answer": r.get("answer")}))
+    return rows(items, f)
