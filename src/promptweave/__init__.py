@@ -32,6 +32,7 @@ from promptweave.infer.failure import RowFailure  # reliability: a row that fail
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
+from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
 
 __version__ = "0.1.0"
 
@@ -50,4 +51,5 @@ __all__ = [
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",
     "DatasetSplits", "load_dataset", "check_loader", "locate_data",
     "RunRequest", "make_executor",
+    "MissingExtraError",
 ]

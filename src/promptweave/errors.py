@@ -205,3 +205,10 @@ class DistributedError(RunError):
     """The Ray executor could not start, join a cluster, or finish a shard within its retries."""
 
     code = "PW900"
+
+
+# -- forms (native long-tail evaluators) --
+class MissingExtraError(EvaluationError):
+    """An evaluator needs an optional package that is not installed; names the package and the extra."""
+
+    code = "PW640"

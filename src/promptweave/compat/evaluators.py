@@ -15,8 +15,28 @@ from promptweave.evaluate.code_exec import (
     MBPPEvaluator,
     MBPPPassKEvaluator,
 )
+from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
+from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
+from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
+from promptweave.evaluate.pmmeval import (
+    PMMEvalFloresEvaluator,
+    PMMEvalHumanEvalXLEvaluator,
+    PMMEvalMGSMEvaluator,
+    PMMEvalMHellaswagEvaluator,
+    PMMEvalMIFEvalEvaluator,
+    PMMEvalMLogiQAEvaluator,
+    PMMEvalMMMLUEvaluator,
+    PMMEvalXNLIEvaluator,
+)
+from promptweave.evaluate.ruler import (
+    RulerCweEvaluator,
+    RulerFweEvaluator,
+    RulerNiahEvaluator,
+    RulerQaEvaluator,
+    RulerVtEvaluator,
+)
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours
 BY_MODULE: dict[tuple[str, str], type] = {
@@ -64,6 +84,24 @@ EVALUATORS: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
+    # long tail (forms): RULER, NeedleBench v2 ATC, P-MMEval, GAOKAO-Bench, LawBench
+    "RulerCweEvaluator": RulerCweEvaluator,
+    "RulerFweEvaluator": RulerFweEvaluator,
+    "RulerNiahEvaluator": RulerNiahEvaluator,
+    "RulerVtEvaluator": RulerVtEvaluator,
+    "RulerQaEvaluator": RulerQaEvaluator,
+    "NeedleBenchATCEvaluator": NeedleBenchATCEvaluator,
+    "needlebench_atc_evaluator": NeedleBenchATCEvaluator,
+    "PMMEvalFloresEvaluator": PMMEvalFloresEvaluator,
+    "PMMEvalHumanEvalXLEvaluator": PMMEvalHumanEvalXLEvaluator,
+    "PMMEvalMGSMEvaluator": PMMEvalMGSMEvaluator,
+    "PMMEvalMHellaswagEvaluator": PMMEvalMHellaswagEvaluator,
+    "PMMEvalMIFEvalEvaluator": PMMEvalMIFEvalEvaluator,
+    "PMMEvalMLogiQAEvaluator": PMMEvalMLogiQAEvaluator,
+    "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
+    "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
+    **GAOKAO_BY_TYPE,
+    **LAWBENCH_BY_INDEX,
     "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
     "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
     # promptweave's own short names

@@ -343,6 +343,10 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
         if ev is None:
             continue
         ev.check(allow_code_exec=allow_code_exec, judge=bool(judge_model))
+        # forms hook: an evaluator whose optional package is missing is refused here (lint only notes it)
+        from promptweave.evaluate.extras import require
+
+        require(ev.evaluator, ev.where)
         ev.allow_code_exec = allow_code_exec
         ev.judge = factory
 
