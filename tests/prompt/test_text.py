@@ -32,3 +32,14 @@ def test_split_on_ice_keeps_pieces():
     t = CompiledText.parse("a{x}</E>b", ice_token="</E>")
     pieces = t.split_on_ice()
     assert [p.source for p in pieces] == ["a{x}", "b"]
+
+
+def test_the_ice_slot_survives_pickling_and_copying():
+    # segments are tested with ``is ICE``: a copy that is another object would drop the examples from prompts
+    import copy
+    import pickle
+
+    t = CompiledText.parse("</E>Q: {q}", ice_token="</E>")
+    for back in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert back.segments[0] is ICE and back.has_ice
+        assert back.fill({"q": "x"}, ice="EX ") == "EX Q: x"

@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
+
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -40,3 +43,29 @@ def cached(workdir: Path) -> int:
             return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
         except sqlite3.OperationalError:  # the table is not created yet
             return 0
+
+
+def wait_until(cond, what: str, timeout: float = 120.0) -> None:
+    """Poll a condition the system under test makes true (not a sleep standing in for it)."""
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def session(sid: int) -> list[int]:
+    """The live processes of a session: a run started in its own session, with every Ray process it started.
+
+    Ray puts each worker in a process group of its own, so the session, not the group, is what holds all of them.
+    """
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[3]) == sid and stat[0] not in "ZX":  # fields: state, ppid, pgrp, session
+                pids.append(int(entry.name))
+    return pids

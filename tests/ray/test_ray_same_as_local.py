@@ -76,3 +76,23 @@ def test_progress_shows_rows_and_throughput(ray_instance, tiny_model_dir, tmp_pa
     assert "all tasks (rows)" in res.output and "57/57" in res.output
     assert "served-chat · science_mc" in res.output and "30/30" in res.output
     assert "rows/s" in res.output
+
+
+def test_a_template_error_is_refused_at_plan_time_as_locally(tiny_model_dir, tmp_path) -> None:
+    """A role the meta template lacks: both executors refuse with the same typed error before anything is sent
+    (Ray is not started, the work dir is not created), rather than Ray reporting a failed task."""
+    with StubServer() as srv:
+        cfg = example(tmp_path, "run_openai_server.py", srv.url, tiny_model_dir)
+        text = cfg.read_text()
+        bad = text.replace('template=dict(round=[dict(role="HUMAN", prompt=_question)])',
+                           'template=dict(round=[dict(role="ASKER", prompt=_question)])')
+        assert bad != text
+        cfg.write_text(bad)
+        local = run(str(cfg), "-w", str(tmp_path / "local"))
+        ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--executor", "ray")
+        assert srv.total_received == 0
+    assert local.exit_code == ray_run.exit_code != 0
+    error = [line for line in local.output.splitlines() if "[PW120]" in line]
+    assert error and "datasets[0].infer_cfg.prompt_template.template.round[0].role" in error[0]
+    assert [line for line in ray_run.output.splitlines() if "[PW120]" in line] == error
+    assert not (tmp_path / "ray").exists() and not (tmp_path / "local").exists()

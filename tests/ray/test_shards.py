@@ -43,3 +43,51 @@ def test_shard_log_keeps_a_disjoint_cover_and_ignores_rows_past_the_limit(tmp_pa
     assert log.done(12) == [(0, 8), (8, 12)]
     assert log.read(8, 12)["rows"] == [8, 9, 10, 11]
     assert not list((tmp_path / "t").glob("*.tmp"))
+
+
+def test_a_shared_dataset_builds_a_local_runs_prompts_after_the_driver_built_from_it(tmp_path) -> None:
+    """The driver builds row 0 (plan-time checks) on the dataset it then ships; a worker's copy must build the
+    same prompts as a local plan, in-context examples included (no Ray needed: the object store pickles)."""
+    import pickle
+    import shutil
+    from pathlib import Path
+
+    from promptweave.config import load_config, open_dataset
+    from promptweave.run.executors.shared import with_shared_index
+    from promptweave.run.plan import plan_config
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    shutil.copytree(examples / "data", tmp_path / "data")
+    shutil.copy(examples / "run_openai_server.py", tmp_path / "cfg.py")
+    cfg = load_config(tmp_path / "cfg.py")
+    i = 1  # arithmetic: three fixed in-context examples
+    (local,) = plan_config(cfg, datasets=[i], rows=range(0, 6))
+    shared = with_shared_index(open_dataset(cfg, i))
+    plan_config(cfg, datasets=[i], rows=range(0, 1), opened={i: shared})  # what the driver does
+    (worker,) = plan_config(cfg, datasets=[i], rows=range(0, 6), opened={i: pickle.loads(pickle.dumps(shared))})
+    built = [r.rendered for r in worker.records]
+    assert built == [r.rendered for r in local.records]
+    assert len(built[0]) == 7  # three examples (question, answer) and the row's question
+
+
+def test_the_coordinator_leases_nothing_once_the_driver_process_is_gone(tmp_path) -> None:
+    """After a kill -9 of the driver its workers live on briefly: they must not be let start new requests."""
+    import asyncio
+    import subprocess
+    import sys
+
+    import pytest
+
+    from promptweave.errors import DistributedError
+    from promptweave.run.executors.ray_actors import Coordinator, process_start
+
+    driver = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        coord = Coordinator(str(tmp_path / "cache.sqlite"), {0: (2, None)}, (driver.pid, process_start(driver.pid)))
+        assert asyncio.run(coord.lease(0, "w", 1)) == (1, None)
+    finally:
+        driver.kill()
+        driver.wait()
+    with pytest.raises(DistributedError, match="driver of this run is gone"):
+        asyncio.run(coord.lease(0, "w", 1))
+    assert asyncio.run(coord.limiter_stats(0))["in_use"] == 1  # the refused lease took no slot

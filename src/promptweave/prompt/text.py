@@ -26,6 +26,11 @@ class _IceSlot:
     def __repr__(self) -> str:
         return "ICE"
 
+    def __reduce__(self) -> str:
+        # segments are tested with ``is ICE``: a pickled template (Ray's object store, a worker process) must
+        # come back holding this very object, or its examples would silently drop out of every prompt
+        return "ICE"
+
 
 ICE = _IceSlot()
 """Where the in-context examples go (the template's ``ice_token``)."""

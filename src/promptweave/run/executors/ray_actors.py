@@ -26,11 +26,14 @@ class Coordinator:
     actor is a process to start.
     """
 
-    def __init__(self, path: str, limits: dict[int, tuple[int, float | None]]) -> None:
+    def __init__(self, path: str, limits: dict[int, tuple[int, float | None]],
+                 driver: tuple[int, str | None] | None = None) -> None:
         from promptweave.infer.cache import ResponseCache
 
         self.cache = ResponseCache(path)
         self.limiters = {j: ClusterLimiter(c, rpm) for j, (c, rpm) in limits.items()}
+        # checked only where the driver's process is visible from here (same node and PID namespace)
+        self.driver = driver if driver is not None and process_start(driver[0]) == driver[1] else None
 
     async def get_many(self, keys: list[str]) -> dict[str, Any]:
         return await asyncio.to_thread(self.cache.get_many, keys)
@@ -43,6 +46,13 @@ class Coordinator:
         return len(self.cache)
 
     async def lease(self, model: int, owner: str, want: int) -> tuple[int, float | None]:
+        # after a kill -9 of the driver, its workers live on until Ray notices (about a second): they must not
+        # start new requests whose answers nobody is left to commit (answers already in flight are still stored)
+        if self.driver is not None and process_start(self.driver[0]) != self.driver[1]:
+            from promptweave.errors import DistributedError
+
+            raise DistributedError("the driver of this run is gone: no new requests are sent; rerun the same "
+                                   "command to resume", field="driver", value=self.driver[0])
         return await self.limiters[model].lease(owner, want)
 
     async def release(self, model: int, owner: str, n: int) -> None:
@@ -53,6 +63,16 @@ class Coordinator:
 
     async def limiter_stats(self, model: int) -> dict[str, int]:
         return self.limiters[model].stats()
+
+
+def process_start(pid: int) -> str | None:
+    """A process's identity: its start time from ``/proc`` (so a reused pid is not taken for it); None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]  # a zombie has exited already
 
 
 class RemoteCache:

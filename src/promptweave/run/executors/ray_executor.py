@@ -18,6 +18,7 @@ reason while the rest of the run completes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 
 from promptweave.errors import DistributedError, PromptweaveError
 from promptweave.run.executors.base import RunRequest
+from promptweave.run.executors.ray_actors import process_start
 from promptweave.run.executors.shards import (
     SHARDS_DIR,
     Shard,
@@ -58,6 +60,17 @@ class _TaskState:
     bar: Any = None
     finished: bool = False
     per_row: int = 1  # requests per row (PPL: one per label), for batch-aligned shards
+
+
+@dataclass
+class _Planned:
+    """A dataset as the driver checked it: shared with its retrieval done, and its tasks with row 0 built."""
+
+    ds: int
+    shared: Any
+    n_rows: int
+    tasks: list[tuple[int, Task]]  # (model index, task)
+    per_row: int  # requests per row
 
 
 @dataclass
@@ -121,6 +134,8 @@ class RayExecutor:
             return ray
         import logging
 
+        if self.address:
+            self._reachable(self.address)
         try:
             if self.address:
                 ray.init(address=self.address, namespace=NAMESPACE, logging_level=logging.WARNING,
@@ -129,50 +144,84 @@ class RayExecutor:
                 ray.init(address="local", num_cpus=self.local_cpus, include_dashboard=False, namespace=NAMESPACE,
                          _node_ip_address="127.0.0.1", logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise DistributedError(f"could not {'join the Ray cluster' if self.address else 'start Ray'}: {exc}; "
-                                   "check the address (ray start --head prints it)", field="--address",
-                                   value=self.address) from None
+            hint = "check the address (ray start --head prints it)"
+            if self.address and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+                # Ray turns token auth on for a cluster found on this machine, never for an explicit address
+                hint += ("; a cluster started with token authentication (ray start's default) also needs "
+                         "RAY_AUTH_MODE=token, with the token in ~/.ray/auth_token, RAY_AUTH_TOKEN or "
+                         "RAY_AUTH_TOKEN_PATH")
+            raise DistributedError(f"could not {'join the Ray cluster' if self.address else 'start Ray'}: "
+                                   f"{str(exc).strip()}; {hint}", field="--address", value=self.address) from None
         self.started = True
         return ray
 
+    @staticmethod
+    def _reachable(address: str) -> None:
+        """Refuse at once when nothing listens at a ``host:port`` address (Ray itself would wait for minutes)."""
+        import socket
+
+        host, sep, port = address.rpartition(":")
+        if not sep or not port.isdigit() or "://" in address:
+            return  # "auto", ray://..., or a form Ray resolves itself
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            raise DistributedError(f"could not join the Ray cluster: nothing answers at {address} ({why}); check the "
+                                   "address (ray start --head prints it) and that the head is up",
+                                   field="--address", value=address) from None
+
     # ------------------------------------------------------------------ plan
-    def _plan(self, req: RunRequest, ray: Any) -> tuple[list[_TaskState], dict[int, Any]]:
+    def _check(self, req: RunRequest) -> list[_Planned]:
+        """Open each dataset once, run its retriever once, and build row 0 of every task, as a local plan
+        would: a config error is refused here, with the local run's typed error, before Ray starts or the
+        work dir is touched."""
         from promptweave.config import open_dataset
-        from promptweave.run.execute import _safe
-        from promptweave.run.executors.shared import in_blocks, with_shared_index
+        from promptweave.run.executors.shared import with_shared_index
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
         ds_ids = list(req.datasets) if req.datasets is not None else list(range(len(cfg.datasets)))
         model_ids = list(req.models) if req.models is not None else list(range(len(cfg.models)))
-        states: list[_TaskState] = []
-        ds_refs: dict[int, Any] = {}
+        planned = []
         for i in ds_ids:
             ds = open_dataset(cfg, i)
             mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
-                              settings=ds.inferencer.settings)
+                              settings=ds.inferencer.settings, file=str(cfg.path))
             shared = ds if mode == "multiturn" else with_shared_index(ds)
             n = len(ds.test) if req.limit is None else min(req.limit, len(ds.test))
-            # tasks with no rows built: names, modes and evaluations for merging and scoring on the driver
+            # tasks with row 0 built (names, modes and evaluations for merging and scoring on the driver);
+            # the worker's copy of the dataset comes out of the object store with its own caches
             skeletons = plan_config(cfg, limit=req.limit, allow_code=req.allow_code, datasets=[i], models=model_ids,
-                                    rows=range(0), opened={i: shared})
+                                    rows=range(0, 1), opened={i: shared})
             if req.prepare is not None:  # evaluator checks (code flag, judge) before anything is sent
                 req.prepare(skeletons)
-            # test rows in blocks: a node fetches the rows it runs, not every dataset whole
-            ds_refs[i] = ray.put(in_blocks(shared, ray.put, max(256, self.shard_rows or 0)))
             labels = 1
             if mode == "ppl":
                 from promptweave.config import open_model
                 from promptweave.engine import PromptBuilder
 
                 labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), "ppl").labels()) or 1
-            for j, task in zip(model_ids, skeletons):
+            planned.append(_Planned(i, shared, n, list(zip(model_ids, skeletons)), labels))
+        return planned
+
+    def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
+        from promptweave.run.execute import _safe
+        from promptweave.run.executors.shared import in_blocks
+
+        cfg = req.config
+        states: list[_TaskState] = []
+        ds_refs: dict[int, Any] = {}
+        for p in planned:
+            # test rows in blocks: a node fetches the rows it runs, not every dataset whole
+            ds_refs[p.ds] = ray.put(in_blocks(p.shared, ray.put, max(256, self.shard_rows or 0)))
+            for j, task in p.tasks:
                 folder = (Path(req.workdir) / SHARDS_DIR / _safe(task.model_name)
-                          / f"{_safe(task.dataset)}-{fingerprint(cfg.datasets[i], cfg.models[j], req.allow_code)}")
+                          / f"{_safe(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
                 log = ShardLog(folder)
-                done = log.done(n)
-                states.append(_TaskState(task, i, j, n, log, done, rows_done=sum(b - a for a, b in done),
-                                         per_row=labels))
+                done = log.done(p.n_rows)
+                states.append(_TaskState(task, p.ds, j, p.n_rows, log, done, rows_done=sum(b - a for a, b in done),
+                                         per_row=p.per_row))
         return states, ds_refs
 
     def _replicas(self, mcfg: Any, api: bool, gpus: float, ray: Any) -> int:
@@ -191,11 +240,12 @@ class RayExecutor:
             raise DistributedError("unknown --on-row-error", field="on_row_error", value=req.on_row_error,
                                    expected=" / ".join(ON_ROW_ERROR))
         workdir = Path(req.workdir)
+        planned = self._check(req)
         # one writer per work dir, as a local run: held (by this driver) from before Ray starts until it is down
         with workdir_lock(workdir, wait=req.wait, notify=req.notify):
-            return self._run_locked(req, workdir)
+            return self._run_locked(req, workdir, planned)
 
-    def _run_locked(self, req: RunRequest, workdir: Path) -> list[TaskOutcome]:
+    def _run_locked(self, req: RunRequest, workdir: Path, planned: list[_Planned]) -> list[TaskOutcome]:
         from promptweave.models.factory import (
             OPENAI_TYPES,
             build_model,
@@ -207,7 +257,7 @@ class RayExecutor:
         self.t0 = time.monotonic()
         ray = self._connect()
         try:
-            states, ds_refs = self._plan(req, ray)
+            states, ds_refs = self._plan(req, ray, planned)
             cfg = req.config
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -219,7 +269,7 @@ class RayExecutor:
                     limits[j] = (getattr(probe, "concurrency", 16), getattr(probe, "rpm", None))
             store = ray.remote(num_cpus=0)(_actor("Coordinator")).options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-                str(workdir / "cache.sqlite"), limits)
+                str(workdir / "cache.sqlite"), limits, (os.getpid(), process_start(os.getpid())))
             self.coordinator = store
             cfg_ref = ray.put(cfg)
             models = sorted({s.model for s in states})
