@@ -15,7 +15,10 @@ Variants, each producing the full list of a task's prompts:
 - ``prompts``: ``list(PromptBuilder(...).prompts())``, the same compiled code producing only what the model
   receives (no record objects);
 - ``general``: ``build_all(compiled=False)`` (fill a Dialogue, render it with the meta template);
-- ``hand``: one ``''.join`` per prompt written by hand for that one template, no records (the ceiling).
+- ``hand``: one ``''.join`` per prompt written by hand for that one template, no records (the ceiling);
+- ``run``: what ``promptweave run`` does: ``LazyRecords(builder.build_all, row ids)`` (run/task.py) iterated
+  record by record, 4,096 rows per chunk, each record dropped once consumed (nothing holds a task's prompts),
+  against ``hand_stream``: the hand join over the same 4,096-row chunks, each prompt dropped likewise.
 
 Repetitions alternate the variants (rotating their order) and each figure is the median; the general path,
 far slower, alternates with the hand baseline in rounds of its own (its ratio is to hand in those rounds). Every variant's
@@ -34,7 +37,10 @@ import sys
 import time
 import warnings
 
+from collections import deque
+
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
+from promptweave.run.task import LazyRecords
 from promptweave.shots.base import Retriever
 
 META = {"round": [{"role": "HUMAN", "begin": "<|im_start|>user\n", "end": "<|im_end|>\n"},
@@ -157,6 +163,9 @@ def bm25_ids(train: list, test: list, k: int) -> list[list[int]]:
 
 
 # ---------------------------------------------------------------- timing
+SPECS: dict = {}
+
+
 def workloads(a) -> dict:
     train = rows(200, 1)
     w1 = rows(a.rows, 2)
@@ -172,13 +181,41 @@ def workloads(a) -> dict:
         if name == "W4":
             ds.retriever = Precomputed(ids4)
         m = model(kind)
+        SPECS[name] = (ds, m)
         out[name] = {
             "records": lambda ds=ds, m=m: list(PromptBuilder(ds, m).build_all()),
             "prompts": lambda ds=ds, m=m: list(PromptBuilder(ds, m).prompts()),
             "general": lambda ds=ds, m=m: list(PromptBuilder(ds, m).build_all(compiled=False)),
             "hand": hand,
+            "run": lambda ds=ds, m=m, name=name: stream(LazyRecords(PromptBuilder(ds, m).build_all, range(len(ds.test)),
+                                                         per_row=4 if name == "W2" else 1)),
+            "hand_stream": lambda name=name, test=test: stream(hand_chunks(name, train, test, ids4)),
         }
     return out
+
+
+class Counted:
+    """A streamed variant's result: how many prompts went by (none of them kept)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+def stream(items) -> Counted:
+    """Consume a LazyRecords record by record (each dropped at once), or sum a generator of chunk counts."""
+    if isinstance(items, LazyRecords):
+        deque(items, maxlen=0)
+        return Counted(len(items))
+    return Counted(sum(items))
+
+
+def hand_chunks(name: str, train: list, test: list, ids: list, chunk: int = 4096):
+    """The hand join over 4,096-row chunks; yields each chunk's prompt count after dropping its prompts."""
+    fn = {"W1": hand_w1, "W2": hand_w2, "W3": hand_w3}.get(name)
+    for s in range(0, len(test), chunk):
+        part = fn(train, test[s:s + chunk]) if fn else hand_w4(train, test[s:s + chunk], ids[s:s + chunk])
+        yield len(part)
+        del part
 
 
 def rendered(result: list) -> list:
@@ -192,7 +229,7 @@ def timed(fn) -> tuple[float, int]:
     t = CLOCK()
     res = fn()
     dt = CLOCK() - t
-    n = len(res)
+    n = res.n if isinstance(res, Counted) else len(res)
     del res
     return dt, n
 
@@ -269,22 +306,26 @@ def main() -> None:
 
     jobs = workloads(a)
     for w, variants in jobs.items():  # same prompts from every variant (and warm-up)
-        got = {v: rendered(fn()) for v, fn in variants.items()}
+        got = {v: rendered(fn()) for v, fn in variants.items() if v not in ("run", "hand_stream")}
         assert got["records"] == got["prompts"] == got["general"] == got["hand"], f"{w}: variants disagree"
+        ds, m = SPECS[w]
+        assert [r.rendered for r in LazyRecords(PromptBuilder(ds, m).build_all, range(len(ds.test)))] == got["hand"]
+        assert variants["run"]().n == variants["hand_stream"]().n == len(got["hand"])
     # the general path is 20-150x slower and leaves much garbage behind: timed in its own rounds
     general = {w: {"general": v.pop("general"), "hand": v["hand"]} for w, v in jobs.items()}
     med = interleaved(jobs, a.reps)
     gen_med = interleaved(general, max(3, a.reps // 3))
     for w in med:
         med[w]["general"] = gen_med[w]["general"] * med[w]["hand"] / gen_med[w]["hand"]
-    print(f"{'workload':<42}{'prompts':>8}{'hand/s':>11}{'records':>9}{'prompts':>9}{'general':>9}"
-          f"   (time ÷ hand's; medians of {a.reps}, {CLOCK.__name__})")
+    print(f"{'workload':<42}{'prompts':>8}{'hand/s':>11}{'records':>9}{'prompts':>9}{'general':>9}{'run':>9}"
+          f"   (time ÷ hand's, run ÷ hand streamed; medians of {a.reps}, {CLOCK.__name__})")
     names = {"W1": "W1 gen, 5-shot FixK, dialogue + LM meta", "W2": "W2 ppl, 5-shot FixK, 4 labels, LM meta",
              "W3": "W3 chat API messages, 0-shot", "W4": "W4 gen, 8 BM25 shots per row, LM meta"}
     for w, m in med.items():
         n = m["n"]
         print(f"{names[w]:<42}{n:>8}{n / m['hand']:>11,.0f}{m['records'] / m['hand']:>8.2f}x"
-              f"{m['prompts'] / m['hand']:>8.2f}x{m['general'] / m['hand']:>8.2f}x")
+              f"{m['prompts'] / m['hand']:>8.2f}x{m['general'] / m['hand']:>8.2f}x"
+              f"{m['run'] / m['hand_stream']:>8.2f}x")
 
     scale, keep = scaling(a)
 

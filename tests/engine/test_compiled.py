@@ -67,6 +67,48 @@ def test_every_corpus_case_is_the_same_compiled_and_general(shared_corpus):
     assert compiled > 9_000  # nearly every case takes compiled code, not the fallbacks
 
 
+def test_every_corpus_case_with_examples_per_row_is_the_same_compiled_and_general(shared_corpus):
+    """Rows with examples of their own (BM25, random) go through per-row-example plans: each case's test row,
+    four times over with different example lists, built both ways."""
+    import dataclasses
+
+    from promptweave.run.executors.shared import PrecomputedRetriever
+
+    compared = through_plans = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in sorted(shared_corpus.glob("*.jsonl.gz")):
+            for case in iter_cases(path):
+                if case.get("kind") not in ("icl", "multimodal"):
+                    continue
+                try:
+                    fast, _ = _builders(case)
+                    if fast.dataset.ice_template is None:
+                        continue
+                    ids = list(fast.ids_for(case["test_index"]))
+                except PromptweaveError:
+                    continue
+                n_train = len(fast.dataset.train)
+                if not ids or n_train < 2:
+                    continue
+                other = [j for j in range(min(n_train, 4)) if j not in ids][:1] or ids[:1]
+                per_row = [ids, ids[::-1] + other, other + ids[1:], ids[:1], other, []]
+                row = fast.dataset.test[case["test_index"]]
+                ds = dataclasses.replace(fast.dataset, test=[row] * len(per_row),
+                                         retriever=PrecomputedRetriever(fast.dataset.retriever, per_row))
+                fast = PromptBuilder(ds, fast.model, fast.mode)
+                slow = PromptBuilder(ds, fast.model, fast.mode, use_plans=False)
+                got = _outcome(lambda fast=fast: fast.build_all())
+                want = _outcome(lambda slow=slow: slow.build_all(compiled=False))
+                assert got == want, case["id"]
+                if isinstance(got, list):
+                    assert list(fast.prompts()) == [r[3] for r in want], case["id"]
+                compared += 1
+                through_plans += any(k[0] == "*shots" for k in fast._plans if type(k) is tuple and k)
+    assert compared > 1_000
+    assert through_plans > compared // 2  # most cases take the per-row plans, not the general path
+
+
 def test_generated_source_holds_no_user_text():
     nasty = "'); __import__('os').system('echo hi') #"
     tpl = {"round": [{"role": "HUMAN", "prompt": nasty + " {question} \"\"\" {odd'col}"},

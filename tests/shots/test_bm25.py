@@ -61,6 +61,23 @@ def test_scores_are_bit_identical_to_the_reference_formula():
         assert idx.search([q], 8)[0] == reference_top(ref, 8)
 
 
+def test_search_with_common_terms_as_columns_is_the_reference_choice(monkeypatch):
+    import promptweave.shots.bm25 as bm25
+
+    docs = zipf_corpus(500, vocab=120, seed=3)
+    queries = zipf_corpus(80, vocab=120, seed=4, lo=1, hi=14) + [["w0"] * 4, ["nope"], []]
+    idx = BM25Index.build(docs)
+    assert len(idx._dense()) >= 5  # the common terms do take the column path here
+    for q in queries:
+        assert np.array_equal(idx._scores_fast(idx.query_terms(q)), reference_scores(docs, q))
+    got = idx.search(queries, 8, exclude=list(range(len(queries))), threads=2)
+    assert got == [reference_top(reference_scores(docs, q), 8, skip=i) for i, q in enumerate(queries)]
+    monkeypatch.setattr(bm25, "DENSE_BUDGET", 0)
+    plain = BM25Index.build(docs)
+    assert not plain._dense()
+    assert plain.search(queries, 8, exclude=list(range(len(queries))), threads=1) == got
+
+
 def test_common_terms_get_epsilon_idf_and_repeats_count_each_time():
     docs = [["a", "b"], ["a", "c"], ["a", "d"], ["e"]]
     idx = BM25Index.build(docs)

@@ -17,6 +17,7 @@ from promptweave.evaluate.code_exec import (
 )
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
 from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
 from promptweave.evaluate.pmmeval import (
@@ -61,6 +62,8 @@ EVALUATORS: dict[str, type] = {
     "BabiLongEvaluator": ev.BabiLongEvaluator,
     "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
+    "LMEvaluator": LMEvaluator,  # eval helper: subjective / judge-model evaluation
+    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # eval helper: LMEvaluator-shaped rule (CHARM memory)
     "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
     "BBHEvaluator": ev.BBHEvaluator,

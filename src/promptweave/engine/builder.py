@@ -14,11 +14,12 @@ import re
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, repeat
-from operator import eq, itemgetter
+from functools import partial
+from itertools import chain, compress, count, repeat
+from operator import eq, itemgetter, ne
 from typing import Any
 
-from promptweave.engine.compile import Block, compile_blocks
+from promptweave.engine.compile import Block, compile_blocks, compile_fill, compile_shot_rows
 from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ConfigError, DataError, PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
@@ -50,30 +51,31 @@ class PromptRecord(tuple):
     and, for ppl with ``normalizing_str``, ``ppl_context``/``ppl_answer`` (the prompt split at the
     template's sep_token; ``rendered`` is their join).
 
-    A tuple underneath, read-only but for ``extra``: compiled plans make records in C
-    (``tuple.__new__``), several times cheaper than a dataclass, and the collector can walk them fast.
-    Records of one plan share their ``shot_ids`` list; treat it as read-only.
+    Read-only but for ``extra``. Underneath, a 3-tuple ``(index, rendered, info)`` where ``info`` holds the
+    other fields: compiled plans make records in C (``tuple.__new__`` mapped over a chunk) and every record
+    of a plan shares one ``info`` tuple, so a record costs one small object. Records of one plan share their
+    ``shot_ids`` list; treat it as read-only.
     """
 
     def __new__(cls, index: int, mode: str, label: Any, shot_ids: list[int], prompt: Any, rendered: Any,  # noqa: PYI034
                 dataset: str = "", model: str = "", extra: dict[str, Any] | None = None,
                 ppl_context: str | None = None, ppl_answer: str | None = None) -> PromptRecord:
-        self = tuple.__new__(cls, (index, mode, label, shot_ids, prompt, rendered, dataset, model, ppl_context,
-                                   ppl_answer))
+        self = tuple.__new__(cls, (index, rendered, (mode, label, shot_ids, prompt, dataset, model, ppl_context,
+                                                     ppl_answer)))
         if extra is not None:
             self.__dict__["_extra"] = extra
         return self
 
     index = property(itemgetter(0))
-    mode = property(itemgetter(1))
-    label = property(itemgetter(2))
-    shot_ids = property(itemgetter(3))
-    prompt = property(itemgetter(4))
-    rendered = property(itemgetter(5))
-    dataset = property(itemgetter(6))
-    model = property(itemgetter(7))
-    ppl_context = property(itemgetter(8))
-    ppl_answer = property(itemgetter(9))
+    rendered = property(itemgetter(1))
+    mode = property(lambda self: self[2][0])
+    label = property(lambda self: self[2][1])
+    shot_ids = property(lambda self: self[2][2])
+    prompt = property(lambda self: self[2][3])
+    dataset = property(lambda self: self[2][4])
+    model = property(lambda self: self[2][5])
+    ppl_context = property(lambda self: self[2][6])
+    ppl_answer = property(lambda self: self[2][7])
 
     @property
     def extra(self) -> dict[str, Any]:
@@ -84,7 +86,7 @@ class PromptRecord(tuple):
         return e
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={v!r}" for k, v in zip(_FIELDS, self))
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in _FIELDS)
         return f"PromptRecord({inner}, extra={self.extra!r})"
 
     def __reduce__(self) -> tuple:
@@ -146,6 +148,8 @@ class PromptBuilder:
         self._plans: OrderedDict[tuple, Any] = OrderedDict()
         self._plan_cache = plan_cache
         self._ice_cache: OrderedDict[tuple, Ice] = OrderedDict()
+        self._shot_plans: dict[Any, Any] = {}
+        self._pieces: dict[tuple, dict[int, str]] = {}
         self._ids: list[list[int]] | None = None
         self._row_ids: dict[int, list[int]] = {}
         self._seen_labels: list[Any] | None = None
@@ -316,9 +320,9 @@ class PromptBuilder:
         if run is None:
             entry[3] += 1
             if entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
-                return lambda i, row: _record(
-                    (i, self.mode, label if self.mode == "ppl" else None, entry[1], None,
-                     self._run_plan(entry[0], row), self.dataset.abbr, self.model.abbr, None, None), None)
+                info = (self.mode, label if self.mode == "ppl" else None, entry[1], None, self.dataset.abbr,
+                        self.model.abbr, None, None)
+                return lambda i, row: _record((i, self._run_plan(entry[0], row), info), None)
             run = entry[2] = self._compile([self._block(label, entry)], entry[1])
         return lambda i, row: run((i,), (row,))[0]
 
@@ -368,6 +372,90 @@ class PromptBuilder:
                     msgs.append((m, None))
             return ("msgs", msgs)
         return None  # token-id segments: take the general path
+
+    # ------------------------------------------------------------------ per-row examples
+    # Rows with examples of their own (BM25, random): the template is rendered with 1, 2 and 3 probe
+    # examples whose values are markers, and cut where each example's first value starts. If every
+    # example's piece (its text up to the next example's first value) is the same template, and the head
+    # and the last piece do not depend on how many examples come before, a row's prompt is
+    # ``head(row) + piece(train[j]) for j in ids[:-1] + last(train[ids[-1]], row)``: pieces are made
+    # once per train row, and a row costs one join. Anything else keeps the general path.
+    def _shot_plan(self, label: Any) -> Any:
+        """(head, piece, last) item lists for ``label``, or None. Items: str, ("row", name), ("shot", name)."""
+        key = label if self.mode == "ppl" else None
+        if key in self._shot_plans:
+            return self._shot_plans[key]
+        plan = None
+        try:
+            plan = self._probe_shots(label)
+        except Exception:  # noqa: BLE001 - a probe the template refuses: the general path reports it per row
+            plan = None
+        self._shot_plans[key] = plan
+        return plan
+
+    def _probe_shots(self, label: Any) -> Any:
+        it = self.dataset.ice_template
+        if it is None or it.is_label_dict or not self._plans_ok:
+            return None
+        names = self._names
+        fields = sorted(it.placeholder_names())
+        if not fields:
+            return None
+        nt, nf = len(names), len(fields)
+        probe = {n: f"{_MARK_OPEN}{i}{_MARK_CLOSE}" for i, n in enumerate(names)}
+        if self.mode == "gen" and self.output is not None:
+            probe[self.output] = self.dataset.inferencer.gen_field_replace_token
+        train = [{f: f"{_MARK_OPEN}{nt + k * nf + i}{_MARK_CLOSE}" for i, f in enumerate(fields)} for k in range(3)]
+        r = self.dataset.retriever
+        cuts = []
+        for n in (1, 2, 3):
+            ice = build_ice(it, train, range(n), output_column=self.output, separator=r.ice_separator,
+                            eos=r.ice_eos_token, strip=self._ice_strip())
+            compiled = self._compiled(label)
+            if not isinstance(compiled, CompiledText) and any(type(t) is TurnTemplate and t.mm is not None
+                                                              for t in compiled):
+                return None
+            filled = fill_items(compiled, probe, ice, field=self.template.field)
+            if isinstance(filled, Dialogue):
+                if any(type(t) is Turn and t.parts is not None for t in filled.items):
+                    return None
+                if self.model.meta is None and _emptiness_depends_on_data(filled):
+                    return None
+            rendered = self.render(filled)
+            if not isinstance(rendered, str):
+                return None  # chat messages and token ids: the general path
+            items: list = []
+            pos = 0
+            for m in _MARK_RE.finditer(rendered):
+                if m.start() > pos:
+                    items.append(rendered[pos:m.start()])
+                j = int(m.group(1))
+                items.append(("row", names[j]) if j < nt else ((j - nt) // nf, fields[(j - nt) % nf]))
+                pos = m.end()
+            if pos < len(rendered):
+                items.append(rendered[pos:])
+            starts = []
+            for k in range(n):
+                at = [x for x, v in enumerate(items) if type(v) is tuple and v[0] == k]
+                if not at:
+                    return None  # an example with no values in the prompt: nothing to cut at
+                starts.append(at[0])
+            chunks = [items[:starts[0]]] + [items[a:b] for a, b in zip(starts, starts[1:] + [len(items)])]
+            cuts.append([[("shot", v[1]) if type(v) is tuple and v[0] != "row" else v for v in c] for c in chunks])
+            for k, chunk in enumerate(chunks, -1):  # the head holds no example's values, each piece its own
+                if any(type(v) is tuple and v[0] not in ("row", k) for v in chunk):
+                    return None
+        one, two, three = cuts
+        head, last = one[0], one[1]
+        piece = two[1]
+        if (two[0], three[0]) != (head, head) or (two[2], three[3]) != (last, last) or three[1:3] != [piece, piece]:
+            return None
+        if any(type(v) is tuple and v[0] == "row" for v in piece):
+            return None
+        if last[:len(piece)] == piece and not any(type(v) is tuple and v[0] == "shot" for v in last[len(piece):]):
+            # the last example's text is a piece too: every example comes from the piece cache
+            return [*head, ("pieces",), *last[len(piece):]], piece, None
+        return head, piece, last
 
     def _run_plan(self, plan: Any, row: Mapping[str, Any]) -> Any:
         kind, body = plan
@@ -471,18 +559,20 @@ class PromptBuilder:
                 ids_of = self.shot_ids.__getitem__
             else:
                 ids_of = self.ids_for
-            start, first = 0, ids_of(indices[0])
-            if all(map(eq, repeat(first), map(ids_of, indices))):
+            ids_list = list(map(ids_of, indices))
+            first = ids_list[0]
+            if all(map(eq, repeat(first), ids_list)):
                 runs = [(0, len(indices), first)]
             else:
-                runs = []
-                prev = first
-                for k, i in enumerate(indices):
-                    ids = ids_of(i)
-                    if ids is not prev and ids != prev:
-                        runs.append((start, k, prev))
-                        start, prev = k, ids
-                runs.append((start, len(indices), prev))
+                starts = [0, *compress(count(1), map(ne, ids_list[1:], ids_list)), len(indices)]
+                if len(starts) > 2 and 2 * (len(starts) - 1) > len(indices):  # mostly examples of each row's own
+                    shots = [self._shot_plan(lab) for lab in (labels or (None,))]
+                    if all(p is not None for p in shots):
+                        yield from self._shot_runs(indices, ids_list, shots, labels, records,
+                                                   isinstance(indices, range) and indices.step == 1
+                                                   and isinstance(test, list))
+                        return
+                runs = [(a, b, ids_list[a]) for a, b in zip(starts, starts[1:])]
         sliceable = isinstance(indices, range) and indices.step == 1 and isinstance(test, list)
         for a, b, ids in runs:
             part = indices[a:b]
@@ -511,6 +601,52 @@ class PromptBuilder:
                     if paused:
                         gc.enable()
                 yield out
+
+    def _shot_runs(self, indices: Sequence[int], ids_list: list, shots: list, labels: Sequence[Any],
+                   records: bool, sliceable: bool) -> Iterator[list]:
+        """Chunks of rows with examples of their own, through per-row-example plans (see ``_shot_plan``)."""
+        test, train = self.dataset.test, self.dataset.train
+        labs = labels or (None,)
+        key = ("*shots", tuple(labs))
+        pieces = [self._pieces.setdefault(tuple(piece), {}) for _, piece, _ in shots]
+        run = self._plans.get(key)
+        if run is None:
+            slow = [(lambda i, ids, lab=lab: self._general(i, lab, ids).rendered) for lab in labs]
+            run = compile_shot_rows([(head, last, p.__getitem__, sl) for (head, _, last), p, sl
+                                     in zip(shots, pieces, slow)], train)
+            fills = [compile_fill(piece, partial(_fill_items, piece)) for _, piece, _ in shots]
+            run = self._plans[key] = (run, fills)
+        run, fills = run
+        n_train = len(train)
+        mode, ds, model = self.mode, self.dataset.abbr, self.model.abbr
+        for c in range(0, len(indices), _CHUNK):
+            sub = indices[c:c + _CHUNK]
+            idss = ids_list[c:c + _CHUNK]
+            need = set(chain.from_iterable(idss))
+            for fill, got in zip(fills, pieces):
+                # an id out of range gets no piece: its row goes to the general path, which names the error
+                todo = [j for j in need.difference(got) if type(j) is int and 0 <= j < n_train]
+                got.update(zip(todo, fill(map(train.__getitem__, todo))))
+            rows = test[sub.start:sub.stop] if sliceable else map(test.__getitem__, sub)
+            paused = gc.isenabled()
+            if paused:
+                gc.disable()
+            try:
+                out = run(sub, rows, idss)
+                if records:
+                    if len(labs) == 1:
+                        lab = labs[0] if self.mode == "ppl" else None
+                        infos: Any = zip(repeat(mode), repeat(lab), idss, repeat(None), repeat(ds), repeat(model),
+                                         repeat(None), repeat(None))
+                        each: Any = sub
+                    else:
+                        infos = ((mode, lab, ids, None, ds, model, None, None) for ids in idss for lab in labs)
+                        each = chain.from_iterable(map(repeat, sub, repeat(len(labs))))
+                    out = list(map(tuple.__new__, repeat(PromptRecord), zip(each, out, infos)))
+            finally:
+                if paused:
+                    gc.enable()
+            yield out
 
     # ------------------------------------------------------------------ normalizing_str
     def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:
@@ -612,6 +748,18 @@ def _ice_has_marker(ice: Ice) -> bool:
 def _has_marker_literals(dataset: DatasetSpec, model: ModelSpec) -> bool:
     text = repr(dataset.template.template) + repr(getattr(dataset.ice_template, "template", "")) + repr(model.meta)
     return _MARK_OPEN in text or _MARK_CLOSE in text
+
+
+def _fill_items(items: Sequence[Any], row: Mapping[str, Any]) -> str:
+    """Fill a cut plan's items (str, or a ``(kind, name)`` slot) from one row, as the general path writes values."""
+    out = []
+    for v in items:
+        if type(v) is str:
+            out.append(v)
+        else:
+            x = row.get(v[1], _MISSING)
+            out.append("{" + v[1] + "}" if x is _MISSING else (x if type(x) is str else str(x)))
+    return "".join(out)
 
 
 def _emptiness_depends_on_data(filled: Dialogue) -> bool:

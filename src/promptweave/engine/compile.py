@@ -25,10 +25,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, cycle, repeat
 from typing import Any
 
-__all__ = ["Block", "compile_blocks"]
+__all__ = ["Block", "compile_blocks", "compile_fill", "compile_shot_rows"]
 
 _tuple_new = tuple.__new__
 
@@ -56,6 +56,7 @@ class _Gen:
         self.var_of: dict[str, str] = {}  # column -> local variable
         self.fetch_of: dict[str, str] = {}  # local variable -> the subscript that reads it
         self.rendered: dict[str, str] = {}  # "r<b>" -> the expression of block b's rendered value
+        self.info: Callable[[Block], tuple] = lambda block: ()  # a block's record fields shared by its rows
 
     def const(self, value: Any) -> str:
         self.consts.append(value)
@@ -110,7 +111,7 @@ class _Gen:
         slows.append(f"r{b} = {self.const(block.slow)}(row)")
         if not records:
             return f"r{b}"
-        return f"new(R, (i, MODE, {self.const(block.label)}, IDS, None, r{b}, DS, MODEL, None, None))"
+        return f"new(R, (i, r{b}, {self.const(self.info(block))}))"
 
 
 def _inline(gen: _Gen, recs: list[str]) -> str:
@@ -135,8 +136,10 @@ _R_VAR = re.compile(r"\br\d+\b")
 _V_VAR = re.compile(r"\bv\d+\b")
 
 
-def _source(blocks: Sequence[Block], consts: list, records: bool = True) -> str:
+def _source(blocks: Sequence[Block], consts: list, records: bool = True,
+            info: Callable[[Block], tuple] = lambda b: ()) -> str:
     gen = _Gen()
+    gen.info = info
     lines: list[str] = []
     slows: list[str] = []
     recs = [gen.block(block, b, lines, slows, records) for b, block in enumerate(blocks)]
@@ -158,7 +161,7 @@ def _source(blocks: Sequence[Block], consts: list, records: bool = True) -> str:
     else:
         comp = f"LIST(CHAIN([({', '.join(items)},) for {target} in {source}]))"
     consts.extend(gen.consts)
-    names = ", ".join(["new", "R", "join", "zip", "LIST", "CHAIN", "ERR", "MODE", "IDS", "DS", "MODEL"]
+    names = ", ".join(["new", "R", "join", "zip", "LIST", "CHAIN", "ERR"]
                       + [f"k{j}" for j in range(len(consts))])
     # The whole chunk as one comprehension (no Python call per row, every name a local); a chunk
     # with a row it cannot take (a missing column, a non-str value) is redone row by row, each
@@ -191,13 +194,133 @@ def _factory(source: str) -> Callable[..., Callable]:
 def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: list, dataset: str,
                    model: str, records: bool = True) -> Callable[[Iterable[int], Iterable[Any]], list]:
     """``run(indices, rows)``: the records of those rows, one per block per row, in row order
-    (``records=False``: only what each record's ``rendered`` would be)."""
+    (``records=False``: only what each record's ``rendered`` would be).
+
+    A record is ``(index, rendered, info)`` with ``info`` the fields its block shares with every row
+    (see :class:`promptweave.engine.builder.PromptRecord`): one tuple per block, not per record.
+    """
+    infos = {id(b): (mode, b.label, ids, None, dataset, model, None, None) for b in blocks}
     consts: list = []
-    source = _source(blocks, consts, records)
-    fixed = (_tuple_new, record, "".join, zip, list, chain.from_iterable, (KeyError, TypeError, IndexError), mode, ids, dataset, model)
-    return _factory(source)(fixed + tuple(consts))
+    fixed = (_tuple_new, record, "".join, zip, list, chain.from_iterable, _ERRORS)
+    if not records or any(b.kind == "call" for b in blocks):
+        source = _source(blocks, consts, records, lambda b: infos[id(b)])
+        return _factory(source)(fixed + tuple(consts))
+    # The prompts alone, then the records around them in one C-level pass (map over zip: no
+    # Python frame per record, and zip reuses its tuple), about half the cost of making each
+    # record inside the comprehension.
+    render = _factory(_source(blocks, consts, False))(fixed + tuple(consts))
+    return _with_records(render, record, tuple(infos[id(b)] for b in blocks))
+
+
+_ERRORS = (KeyError, TypeError, IndexError)
+
+
+def _with_records(render: Callable, record: type, infos: tuple) -> Callable:
+    new, per_row = _tuple_new, len(infos)
+    if per_row == 1:
+        info = infos[0]
+
+        def run(idx: Any, rows: Any) -> list:
+            return list(map(new, repeat(record), zip(idx, render(idx, rows), repeat(info))))
+    else:
+        def run(idx: Any, rows: Any) -> list:
+            each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
+            return list(map(new, repeat(record), zip(each, render(idx, rows), cycle(infos))))
+    return run
 
 
 def plan_source(blocks: Sequence[Block], records: bool = True) -> str:
     """The generated source for these blocks (for tests and curious readers)."""
     return _source(blocks, [], records)
+
+
+def compile_shot_rows(plans: Sequence[tuple], train: Any) -> Callable[..., list]:
+    """``run(indices, rows, ids_per_row)``: rendered prompts for rows with examples of their own, one per
+    plan (ppl label) per row; ``train`` holds the examples' rows.
+
+    Each plan is ``(head, last, piece_of, slow)``: ``head`` and ``last`` are item lists (literal str,
+    ``("row", column)``, ``("shot", column)`` of the row's last example), ``piece_of(train_id)`` gives an
+    example's finished text, and ``slow(index, ids)`` renders a row the one-join body cannot take (a
+    missing column, a non-str value, no examples). ``last=None``: every example is a piece and ``head``
+    holds ``("pieces",)`` where they go, with the row's values after them.
+    """
+    consts: list = []
+
+    def const(v: Any) -> str:
+        consts.append(v)
+        return f"k{len(consts) - 1}"
+
+    exprs, slows = [], []
+    uses_t = False
+    for head, last, piece_of, slow in plans:
+        items = []
+        for v in head:
+            if type(v) is str:
+                if v:
+                    items.append(const(v))
+            elif v[0] == "pieces":
+                items.append(f"*MAP({const(piece_of)}, ids)")
+            else:
+                items.append(f"row[{const(v[1])}]")
+        if last is not None:
+            uses_t = True
+            items.append(f"*MAP({const(piece_of)}, ids[:-1])")
+            items += [const(v) if type(v) is str else f"{'t' if v[0] == 'shot' else 'row'}[{const(v[1])}]"
+                      for v in last if v != ""]
+        exprs.append("join((" + ", ".join(items) + ",))")
+        slows.append(const(slow))
+    loop = "for row, ids in zip(rows, idss)" + (" for t in (TRAIN[ids[-1]],)" if uses_t else "")
+    if len(exprs) == 1:
+        comp = f"[{exprs[0]} {loop}]"
+    else:
+        comp = f"LIST(CHAIN([({', '.join(exprs)},) {loop}]))"
+    names = ", ".join(["join", "zip", "LIST", "CHAIN", "ERR", "MAP", "TRAIN", "LEN", "ALL"]
+                      + [f"k{j}" for j in range(len(consts))])
+    lines = ["            t = TRAIN[ids[-1]] if ids and -LEN <= ids[-1] < LEN else {}"]
+    for e, sl in zip(exprs, slows):
+        lines += ["            try:", "                if not ids:", "                    raise ERR[0]",
+                  f"                add({e})", "            except ERR:", f"                add({sl}(i, ids))"]
+    source = ("def factory(K):\n"
+              + "    def run(idx, rows, idss):\n"
+              + f"        {names}, = K\n"
+              + "        rows = LIST(rows)\n"
+              + "        if ALL(idss):  # a row with no examples is the general path's\n"
+              + "            try:\n"
+              + f"                return {comp}\n"
+              + "            except ERR:\n"
+              + "                pass\n"
+              + "        out = []\n"
+              + "        add = out.append\n"
+              + "        for i, row, ids in zip(idx, rows, idss):\n"
+              + "\n".join(lines) + "\n"
+              + "        return out\n"
+              + "    return run\n")
+    fixed = ("".join, zip, list, chain.from_iterable, _ERRORS, map, train, len(train), all)
+    return _factory(source)(fixed + tuple(consts))
+
+
+def compile_fill(items: Sequence[Any], slow: Callable[[Any], str]) -> Callable[[Iterable[Any]], list]:
+    """``fill(rows)``: one string per row from items (literal str or ``(kind, column)``); a row the
+    one-join body cannot take (a missing column, a non-str value) goes through ``slow(row)``."""
+    consts: list = [slow]
+    parts = []
+    for v in items:
+        if v == "":
+            continue
+        consts.append(v if type(v) is str else v[1])
+        parts.append(f"k{len(consts) - 1}" if type(v) is str else f"row[k{len(consts) - 1}]")
+    expr = "join((" + ", ".join(parts) + ",))"
+    names = ", ".join(["join", "ERR"] + [f"k{j}" for j in range(len(consts))])
+    source = ("def factory(K):\n"
+              + "    def fill(rows):\n"
+              + f"        {names}, = K\n"
+              + "        out = []\n"
+              + "        add = out.append\n"
+              + "        for row in rows:\n"
+              + "            try:\n"
+              + f"                add({expr})\n"
+              + "            except ERR:\n"
+              + "                add(k0(row))\n"
+              + "        return out\n"
+              + "    return fill\n")
+    return _factory(source)(("".join, _ERRORS) + tuple(consts))

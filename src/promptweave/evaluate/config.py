@@ -134,12 +134,43 @@ class BridgedEvaluator:
         return Scores(metrics, correct, rows or None, extra)
 
 
-def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool = False) -> Any:
-    """An evaluator instance from ``dict(type=Name, **kwargs)`` (native, else bridged, else EvaluationError)."""
+class NoEvaluator:
+    """``evaluator=dict()``: the dataset names no evaluator (e.g. OJBench, scored by its own judge system).
+
+    OpenCompass 0.5.4 runs the inference and then fails at its evaluation step; here the predictions are written
+    as usual and scoring fails with this typed error (the task's predictions stay for external scoring)."""
+
+    name = "no evaluator"
+    needs: frozenset[str] = frozenset()
+    pred_postprocessor = None
+
+    def __init__(self, where: str) -> None:
+        import warnings
+
+        from promptweave.errors import PromptweaveWarning
+
+        self.where = where
+        warnings.warn(f"{where} is an empty dict: predictions are written but not scored (OpenCompass fails at "
+                      "its evaluation step here too)", PromptweaveWarning, stacklevel=3)
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        raise EvaluationError("the dataset's evaluator is an empty dict, so there is nothing to score with (the "
+                              "predictions are kept; OpenCompass 0.5.4 fails at this step too)", field=self.where,
+                              value={}, expected="evaluator=dict(type=...) naming an evaluator")
+
+
+def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool = False,
+                    subjective: Mapping[str, Any] | None = None) -> Any:
+    """An evaluator instance from ``dict(type=Name, **kwargs)`` (native, else bridged, else EvaluationError).
+
+    ``subjective``: the dataset config's subjective-evaluation keys (``mode``, ``base_models``...) for judges."""
     from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
+    from promptweave.evaluate.judge_lm import LMEvaluator
 
     if cfg is None:
         return PPLAccEvaluator() if mode == "ppl" else AccEvaluator()
+    if isinstance(cfg, Mapping) and not cfg:
+        return NoEvaluator(where)
     if isinstance(cfg, (str, type)):
         cfg = {"type": cfg}
     if not isinstance(cfg, Mapping) or "type" not in cfg:
@@ -164,9 +195,19 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
                                   expected="a name promptweave implements (see README, Evaluation), or install the "
                                   "reference package (opencompass / ais_bench) for its registered evaluators")
         inst: Any = BridgedEvaluator(found[0], found[1], kwargs, where)
+    elif cls is LMEvaluator:
+        # its pred_postprocessor is its own (the subjective task applies it), built with the other settings
+        if post is not None:
+            kwargs["pred_postprocessor"] = cfg.get("pred_postprocessor")
+        return cls(**kwargs, where=where, build_post=lambda c, w: build_postprocessor(c, w, allow_code),
+                   subjective=subjective)
     elif cls is GenericLLMEvaluator:
-        inst = cls(**kwargs, pred_postprocessor=None, where=where,
-                   build_post=lambda c, w: build_postprocessor(c, w, allow_code))
+        try:
+            inst = cls(**kwargs, pred_postprocessor=None, where=where,
+                       build_post=lambda c, w: build_postprocessor(c, w, allow_code))
+        except TypeError as exc:
+            raise JudgeError(f"{name}: bad arguments ({exc})", field=where,
+                             expected=str(inspect.signature(cls))) from None
         inst.pred_postprocessor = post
         return inst
     elif cls is CascadeEvaluator:
@@ -205,6 +246,8 @@ class Evaluation:
     test_rows: Sequence[Any] = ()
     judge: Callable[[Any], tuple[Any, Any]] | None = None
     allow_code_exec: bool = False
+    dataset_abbr: str | None = None
+    model_abbr: str | None = None
 
     @property
     def needs(self) -> frozenset[str]:
@@ -239,7 +282,8 @@ class Evaluation:
         """The :class:`EvalContext` for scoring the rows ``indices`` (test-row positions) of this dataset."""
         rows = [self.test_rows[i] if 0 <= i < len(self.test_rows) else {} for i in indices]
         return EvalContext(rows=rows, prompts=prompts, cache=cache, judge=self.judge, workdir=workdir,
-                           allow_code_exec=self.allow_code_exec, where=self.where, progress=progress)
+                           allow_code_exec=self.allow_code_exec, where=self.where, progress=progress,
+                           dataset=self.dataset_abbr, model=self.model_abbr)
 
     def score(self, predictions: Sequence[Any], golds: Sequence[Any], ctx: EvalContext | None = None) -> Scores:
         ev = self.evaluator
@@ -271,13 +315,23 @@ def _has_judge_cfg(ev: Any) -> bool:
 
 
 def build_evaluation(eval_cfg: Mapping[str, Any] | None, *, mode: str = "gen", allow_code: bool = False,
-                     where: str = "eval_cfg", rows: Sequence[Any] = (), model_cfg: Any = None) -> Evaluation:
+                     where: str = "eval_cfg", rows: Sequence[Any] = (), model_cfg: Any = None,
+                     dataset_cfg: Mapping[str, Any] | None = None, file: str | None = None,
+                     names: tuple[str | None, str | None] = (None, None)) -> Evaluation:
     """An :class:`Evaluation` from an ``eval_cfg`` dict (``evaluator``, ``pred_postprocessor``, ...); the model
-    config's own ``pred_postprocessor``, if any, runs first (as OpenCompass applies it)."""
+    config's own ``pred_postprocessor``, if any, runs first (as OpenCompass applies it). ``dataset_cfg`` (the
+    whole dataset dict) gives judges its subjective settings; ``names``: the (dataset, model) abbrs."""
+    from promptweave.evaluate.judge_lm import subjective_settings
+
     cfg = dict(eval_cfg or {})
     model_post = model_cfg.get("pred_postprocessor") if isinstance(model_cfg, Mapping) else None
+    subjective = subjective_settings(dataset_cfg, file)
+    if names[0]:
+        subjective["abbr"] = names[0]
     return Evaluation(
-        evaluator=build_evaluator(cfg.get("evaluator"), f"{where}.evaluator", mode=mode, allow_code=allow_code),
+        dataset_abbr=names[0], model_abbr=names[1],
+        evaluator=build_evaluator(cfg.get("evaluator"), f"{where}.evaluator", mode=mode, allow_code=allow_code,
+                                  subjective=subjective),
         pred_postprocessor=build_postprocessor(cfg.get("pred_postprocessor"), f"{where}.pred_postprocessor",
                                                allow_code),
         dataset_postprocessor=build_postprocessor(cfg.get("dataset_postprocessor"),

@@ -36,3 +36,6 @@ class EvalContext:
     allow_code_exec: bool = False
     where: str = "eval_cfg"
     progress: Callable[[int], None] | None = None
+    # whose predictions these are (pairwise judges find the other model's answers by these names)
+    dataset: str | None = None
+    model: str | None = None

@@ -24,6 +24,10 @@ class _JudgeRecord:
     row: dict = field(default_factory=dict)
 
 
+# judge templates whose messages go to a chat API as written (roles kept), as RawPromptTemplate main prompts do
+_RAW_KINDS = ("RawPromptTemplate", "InverseIFEvalJudgePromptTemplate")
+
+
 def _type_name(t: Any) -> str:
     return (t if isinstance(t, str) else getattr(t, "__name__", str(t))).rsplit(".", 1)[-1]
 
@@ -57,12 +61,12 @@ def _abc_grade(judgement: str) -> str:
     return m.group(0) if m else "C"
 
 
-def _post_generic(outputs, rows, true_tag: str = "A", false_tag: str = "B"):
+def _post_generic(outputs, rows, refs, true_tag: str = "A", false_tag: str = "B"):
     grades = [grade_letter(o, true_tag, false_tag) for o in outputs]
     return judge_metrics(grades, true_tag, false_tag), grades, true_tag
 
 
-def _post_academic(outputs, rows, metric_name: str = "accuracy"):
+def _post_academic(outputs, rows, refs, metric_name: str = "accuracy"):
     grades = [grade_letter(o) for o in outputs]
     metrics = judge_metrics(grades, metric=metric_name)
     metrics.pop("f1", None)
@@ -79,19 +83,19 @@ def _abc_metrics(grades: Sequence[str]) -> dict[str, float]:
     return {"accuracy": is_c * 100, "accuracy_given_attempted": given * 100, "f1": f1}
 
 
-def _post_simpleqa(outputs, rows):
+def _post_simpleqa(outputs, rows, refs):
     grades = [_abc_grade(o) for o in outputs]
     return _abc_metrics(grades), grades, "A"
 
 
-def _post_livereasonbench(outputs, rows):
+def _post_livereasonbench(outputs, rows, refs):
     grades = [_abc_grade(o) for o in outputs]
     metrics = _abc_metrics(grades)
     metrics.pop("accuracy")  # this variant reports no plain accuracy
     return metrics, grades, "A"
 
 
-def _post_supergpqa(outputs, rows):
+def _post_supergpqa(outputs, rows, refs):
     """Accuracy overall and per discipline / field / subfield (``SuperGPQA-<d>[-<f>[-<s>]]``), two decimals."""
     grades = [grade_letter(o) for o in outputs]
     stats: dict[str, list[int]] = {}
@@ -112,7 +116,7 @@ def _post_supergpqa(outputs, rows):
 _CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
 
 
-def _post_chem_exam(outputs, rows):
+def _post_chem_exam(outputs, rows, refs):
     """The judge's last ``<NUMBER>x</NUMBER>`` / ``\\boxed{x}`` is the row's score; ``final_score`` their mean ×100."""
     scores = []
     for o in outputs:
@@ -120,6 +124,27 @@ def _post_chem_exam(outputs, rows):
         scores.append(float(found[-1]) if found else 0.0)
     final = round(100 * sum(scores) / len(scores), 2) if scores else 0.0
     return {"final_score": final}, [str(s) for s in scores], "1.0"
+
+
+_FIRST_NUMBER = re.compile(r"[-+]?\d*\.\d+|\d+\.\d*|\d+")
+
+
+def _post_numerical(outputs, rows, refs):
+    """Matbench's numeric judging: the first number in each judge reply (0 when none) against the gold value;
+    ``mae`` is the mean absolute error."""
+    errors = []
+    values = []
+    for i, o in enumerate(outputs):
+        m = _FIRST_NUMBER.search(o or "")
+        value = float(m.group(0)) if m else 0.0
+        gold = refs[i] if i < len(refs) and refs[i] is not None else 0  # the reference reads a missing gold as 0
+        try:
+            errors.append(abs(value - float(gold)))
+        except (TypeError, ValueError):
+            raise JudgeError("numerical_llmjudge_postprocess needs numeric gold answers", field="dict_postprocessor",
+                             value=gold, expected="a number in the dataset's output column") from None
+        values.append(str(value))
+    return {"mae": sum(errors) / len(errors) if errors else 0}, values, None
 
 
 # judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
@@ -130,8 +155,21 @@ DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
     "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
     "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
     "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
+    "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
 }
 _DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
+
+
+def build_judge_template(cfg: Any, where: str) -> Any:
+    """A judge ``prompt_template``: the prompt engine's template, or a reference judge template class that is
+    plain data → prompt (``judge_templates``)."""
+    from promptweave.engine.spec import build_template
+    from promptweave.evaluate.judge_templates import JUDGE_TEMPLATES, template_kind
+
+    cls = JUDGE_TEMPLATES.get(template_kind(cfg))
+    if cls is not None:
+        return cls(cfg, where)
+    return build_template(cfg, file=None, field_path=where)
 
 
 class GenericLLMEvaluator:
@@ -143,12 +181,11 @@ class GenericLLMEvaluator:
     def __init__(self, prompt_template: Any = None, judge_cfg: Any = None, dataset_cfg: Any = None,
                  pred_postprocessor: Any = None, dict_postprocessor: Any = None, keep_predictions: bool = False,
                  *, where: str = "eval_cfg.evaluator", build_post: Callable[..., Any] | None = None) -> None:
-        from promptweave.engine.spec import build_template
-
         if prompt_template is None:
             raise JudgeError("GenericLLMEvaluator needs a prompt_template", field=f"{where}.prompt_template")
         self.where = where
-        self.template = build_template(prompt_template, file=None, field_path=f"{where}.prompt_template")
+        self.template = build_judge_template(prompt_template, f"{where}.prompt_template")
+        self._compiled: Any = None
         self.judge_cfg = dict(judge_cfg or {})
         self.pred_postprocessor = (build_post(pred_postprocessor, f"{where}.pred_postprocessor")
                                    if build_post and pred_postprocessor else None)
@@ -186,29 +223,52 @@ class GenericLLMEvaluator:
     def judge_rows(self, predictions: Sequence[Any], references: Sequence[Any], ctx: EvalContext,
                    rows: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
         """One judge call per prediction; returns ``{"prompt", "output", "grade"}`` per row (cached)."""
+        rows = list(rows if rows is not None else (ctx.rows if ctx is not None else []))
+        if self.pred_postprocessor:
+            predictions = [self.pred_postprocessor(p) if isinstance(p, str) else p for p in predictions]
+        entries = []
+        for i, (p, r) in enumerate(zip(predictions, references)):
+            base = dict(rows[i]) if i < len(rows) else {}
+            entries.append({**base, "prediction": p, "obj_gold": r, "reference": r})
+        out = self.ask(entries, ctx)
+        self.grade(out, rows, references)
+        return out
+
+    def judge_model(self, ctx: EvalContext | None) -> tuple[Any, Any]:
+        """The judge ``(model, ModelSpec)`` for this evaluator's ``judge_cfg`` (empty: the run's default judge)."""
+        if ctx is None or ctx.judge is None:
+            raise JudgeError("an LLM judge needs a judge model: set judge_cfg in the config or pass --judge-model",
+                             field=f"{self.where}.judge_cfg")
+        return ctx.judge(self.judge_cfg)
+
+    def fill(self, entry: Mapping[str, Any]) -> Any:
+        """The judge prompt template filled with one entry (a str or a Dialogue)."""
+        from promptweave.prompt.template import fill_items
+
+        if hasattr(self.template, "fill_entry"):
+            return self.template.fill_entry(entry)
+        if self._compiled is None:
+            self._compiled = self.template.compiled(None, self.template.template, ice=False,
+                                                    ice_token=self.template.ice_token)
+        return fill_items(self._compiled, entry, field=f"{self.where}.prompt_template.template")
+
+    def ask(self, entries: Sequence[Mapping[str, Any]], ctx: EvalContext | None) -> list[dict[str, Any]]:
+        """The judge's reply to the template filled with each entry, through the run's response cache:
+        ``{"prompt", "output", "grade": None, "model"}`` per entry, in order."""
         from promptweave.engine.builder import render_prompt
         from promptweave.infer.gen import infer_gen
         from promptweave.infer.records import to_jsonable
         from promptweave.models.factory import generation_params
-        from promptweave.prompt.template import fill_items
 
-        if ctx is None or ctx.judge is None:
-            raise JudgeError("an LLM judge needs a judge model: set judge_cfg in the config or pass --judge-model",
-                             field=f"{self.where}.judge_cfg")
-        model, spec = ctx.judge(self.judge_cfg)
-        rows = list(rows if rows is not None else ctx.rows)
-        if self.pred_postprocessor:
-            predictions = [self.pred_postprocessor(p) if isinstance(p, str) else p for p in predictions]
-        compiled = self.template.compiled(None, self.template.template, ice=False, ice_token=self.template.ice_token)
-        records = []
-        for i, (p, r) in enumerate(zip(predictions, references)):
-            base = dict(rows[i]) if i < len(rows) else {}
-            data = {**base, "prediction": p, "obj_gold": r, "reference": r}
-            filled = fill_items(compiled, data, field=f"{self.where}.prompt_template.template")
-            records.append(_JudgeRecord(i, render_prompt(filled, spec, "gen")))
+        model, spec = self.judge_model(ctx)
+        if getattr(self.template, "kind_name", "") in _RAW_KINDS and spec.kind == "api":
+            from promptweave.prompt.raw import with_api_roles  # raw messages keep their roles, as for main prompts
+
+            spec = with_api_roles(spec)
+        records = [_JudgeRecord(i, render_prompt(self.fill(e), spec, "gen")) for i, e in enumerate(entries)]
         params = generation_params(spec.config, max_out_len=self.judge_cfg.get("max_out_len"))
         try:
-            results = infer_gen(model, records, params, ctx.cache, ctx.progress)
+            results = infer_gen(model, records, params, ctx.cache, ctx.progress)  # type: ignore[union-attr]
         except PromptweaveError as exc:
             raise JudgeError(f"the judge model failed: {exc.message}", field=f"{self.where}.judge_cfg") from None
         out = []
@@ -218,7 +278,6 @@ class GenericLLMEvaluator:
                 text = self.judge_postprocessor(text)
             out.append({"prompt": to_jsonable(res.prompt), "output": text, "grade": None,
                         "model": getattr(spec, "abbr", "judge")})
-        self.grade(out, rows, references)
         return out
 
     def grade(self, verdicts: list[dict[str, Any]], rows: Sequence[Mapping[str, Any]],
@@ -229,7 +288,8 @@ class GenericLLMEvaluator:
             metrics, grades, true_tag = self._bridged_grade(verdicts, rows, references or [])
         else:
             fn, _ = DICT_POSTPROCESSORS[self.dict_name or "generic_llmjudge_postprocess"]
-            metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, **self.dict_kwargs)
+            metrics, grades, true_tag = fn([v["output"] for v in verdicts], rows, list(references or []),
+                                           **self.dict_kwargs)
         for v, g in zip(verdicts, grades):
             v["grade"] = g
         return (metrics if self.dict_name else {}), true_tag
@@ -246,7 +306,7 @@ class GenericLLMEvaluator:
 
         if is_static(fn):  # bridge hook: read from an unimportable reference's source only
             raise fn.unavailable(field=f"{self.where}.dict_postprocessor.type")
-        _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows)
+        _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows, references)
         output = {str(i): {"prediction": v["output"], "gold": references[i] if i < len(references) else None,
                            "origin_prompt": v.get("prompt")} for i, v in enumerate(verdicts)}
         try:
@@ -270,10 +330,10 @@ class GenericLLMEvaluator:
         verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
         metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [], references)
         grades = [v["grade"] for v in verdicts]
+        correct = [None if true_tag is None else g == true_tag for g in grades]
         details = [{"pred": p, "ref": r, "origin_grade_response": v["output"], "grade_letter": v["grade"],
-                    "correct": v["grade"] == true_tag, "judge": v} for p, r, v in zip(predictions, references,
-                                                                                      verdicts)]
-        return Scores(metrics, [g == true_tag for g in grades], details)
+                    "correct": ok, "judge": v} for p, r, v, ok in zip(predictions, references, verdicts, correct)]
+        return Scores(metrics, correct, details)
 
 
 def llm_correct(verdict: Mapping[str, Any]) -> bool:
@@ -374,7 +434,12 @@ def judge_model_cfg(cfg: Any, name: str | None = None) -> dict[str, Any] | None:
     from promptweave.config.loader import model_abbr
 
     variables = getattr(cfg, "variables", {}) or {}
-    judges = [dict(m) for m in (variables.get("judge_models") or []) if isinstance(m, Mapping)]
+    listed = variables.get("judge_models")
+    if not listed:  # a subjective eval config may name them only in its partitioner, as the reference reads them
+        ev = variables.get("eval")
+        part = ev.get("partitioner") if isinstance(ev, Mapping) else None
+        listed = part.get("judge_models") if isinstance(part, Mapping) else None
+    judges = [dict(m) for m in (listed or []) if isinstance(m, Mapping)]
     if name is None:
         return judges[0] if judges else None
     pool = judges + [dict(m) for m in getattr(cfg, "models", [])]

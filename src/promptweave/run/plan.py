@@ -386,8 +386,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             mcfg = mspec.config
             evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
-                                          # eval hook: the test rows for evaluators, the model's postprocessor
-                                          rows=ds.test, model_cfg=mcfg)
+                                          # eval hook: the test rows for evaluators, the model's postprocessor,
+                                          # the dataset dict and names (subjective judges: mode, base_models)
+                                          rows=ds.test, model_cfg=mcfg, dataset_cfg=raw, file=file,
+                                          names=(ds.abbr, mspec.abbr))
             try:
                 check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
             except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it

@@ -31,7 +31,7 @@ import numpy as np
 from promptweave.errors import RetrieverError
 from promptweave.shots import cache
 from promptweave.shots.base import Retriever, Row
-from promptweave.shots.text import corpus, top_k
+from promptweave.shots.text import corpus
 from promptweave.shots.tokenize import get_tokenizer
 
 
@@ -103,6 +103,43 @@ class BM25Index:
         # bincount adds weights in input order, i.e. in query-token order per document.
         return np.bincount(idx, weights=w, minlength=self.n_docs)
 
+    def _dense(self) -> dict[int, np.ndarray]:
+        """Every document's contribution from each of the most common terms, as a full column (made once).
+
+        A term in most documents costs a scatter of most documents per query as postings; as a column it
+        is one vector add. Only terms in at least 1/16 of the documents, within ``DENSE_BUDGET`` bytes."""
+        got = self.__dict__.get("_dense_cols")
+        if got is None:
+            got = {}
+            n = self.n_docs
+            if n:
+                df = np.diff(self.indptr)
+                room = DENSE_BUDGET // (8 * n)
+                for t in np.argsort(-df, kind="stable")[:room].tolist():
+                    if df[t] * 16 < n:
+                        break
+                    col = np.zeros(n)
+                    a, b = self.indptr[t], self.indptr[t + 1]
+                    col[self.docs[a:b]] = self.weights[a:b]
+                    got[t] = col
+            self.__dict__["_dense_cols"] = got
+        return got
+
+    def _scores_fast(self, terms: list[int]) -> np.ndarray:
+        """:meth:`scores` for term ids, bit for bit: every document gets its contributions added in query
+        order, starting from 0.0 (an absent term adds 0.0, which changes nothing)."""
+        dense = self._dense()
+        s = np.zeros(self.n_docs)
+        ip, docs, weights = self.indptr, self.docs, self.weights
+        for t in terms:
+            col = dense.get(t)
+            if col is not None:
+                s += col
+            else:  # a term's documents are distinct, so a fancy-index add is exact
+                a, b = ip[t], ip[t + 1]
+                s[docs[a:b]] += weights[a:b]
+        return s
+
     def search(self, queries: Sequence[Sequence[str]], k: int, *, exclude: Sequence[int | None] | None = None,
                threads: int | None = None, tie_break: str = "id") -> list[list[int]]:
         """Top-``k`` document ids per query, best first; ``exclude[i]`` is never returned for query ``i``.
@@ -128,7 +165,7 @@ class BM25Index:
                 offset: int, tie_break: str) -> list[list[int]]:
         out = []
         for i, q in enumerate(queries, offset):
-            s = self.scores(q)
+            s = self.scores(q) if tie_break == "reference" else self._scores_fast(self.query_terms(q))
             skip = exclude[i] if exclude is not None else None
             if tie_break == "reference":
                 # the reference's own call on the untouched array (changing one value could reorder ties)
@@ -137,10 +174,9 @@ class BM25Index:
                 continue
             if skip is not None:
                 s[skip] = -np.inf
-                ids = top_k(s, min(k, self.n_docs - 1))
+                out.append(_top_k(s, min(k, self.n_docs - 1)))
             else:
-                ids = top_k(s, k)
-            out.append(ids.tolist())
+                out.append(_top_k(s, k))
         return out
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -156,6 +192,22 @@ class BM25Index:
 
 
 TIE_BREAKS = ("id", "reference")
+DENSE_BUDGET = 64 << 20  # bytes of full columns for the most common terms (see BM25Index._dense)
+
+
+def _top_k(scores: np.ndarray, k: int) -> list[int]:
+    """Indices of the ``k`` highest scores, best first, equal scores by lower index (``text.top_k``'s
+    choice, for scores without NaN): one partition finds the k-th value, then only what beats or ties it
+    is sorted."""
+    n = scores.shape[0]
+    k = min(k, n)
+    if k <= 0:
+        return []
+    kth = np.partition(scores, n - k)[n - k]
+    above = np.flatnonzero(scores > kth)
+    ties = np.flatnonzero(scores == kth)[: k - above.size]
+    cand = np.concatenate([above, ties])
+    return cand[np.lexsort((cand, -scores[cand]))].tolist()
 
 
 def _idf(df: list[int], n: int, epsilon: float) -> list[float]:
