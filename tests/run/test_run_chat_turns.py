@@ -177,3 +177,16 @@ def test_chat_rows_must_hold_messages(tmp_path) -> None:
     with pytest.raises(UnsupportedError, match="several text columns") as ei:
         ChatDialogueTemplate(["question", "answer"], file="cfg.py")
     assert ei.value.field == "reader_cfg.input_columns"
+
+
+def test_view_shows_each_turns_request(tmp_path) -> None:
+    cfg = write_config(tmp_path, "http://127.0.0.1:9/v1", "every", PER_ROUND)
+    res = CliRunner().invoke(app, ["view", str(cfg), "--json", "-i", "1"])
+    assert res.exit_code == 0, res.output
+    recs = [r for r in json.loads(res.stdout) if r["model"] == "api"]
+    assert [r["turn"] for r in recs] == [0, 1, 2]
+    # the third request: the user messages, the model's earlier replies as placeholders (every mode)
+    assert recs[2]["prompt"] == [
+        {"role": "HUMAN", "prompt": USERS[1][0]}, {"role": "BOT", "prompt": "<model reply to turn 0>"},
+        {"role": "HUMAN", "prompt": USERS[1][1]}, {"role": "BOT", "prompt": "<model reply to turn 1>"},
+        {"role": "HUMAN", "prompt": USERS[1][2]}]

@@ -112,6 +112,20 @@ class ChatDialogueTemplate:
         return self.prompt(conv, len(conv) - 1)
 
 
+def chat_turns_inferencer(dataset: Any, model: Any, *, params: Any = None, file: str | None = None) -> Any:
+    """The multi-turn loop over the dataset's row chats when its inferencer is ChatInferencer ``every`` /
+    ``every_with_gt``, else None (``view`` and the plan both ask)."""
+    from promptweave.compat.inferencers import inferencer_name, resolve_inferencer
+    from promptweave.infer.multiturn import MultiTurnGenInferencer
+
+    inf = dataset.inferencer
+    if resolve_inferencer(inferencer_name(inf.type), inf.settings, file=file)[0].mode != "chat":
+        return None
+    field = f"{dataset.field}.reader_cfg" if getattr(dataset, "field", None) else "reader_cfg"
+    tpl = ChatDialogueTemplate(dataset.reader.input_columns, file=file or dataset.file, field=field)
+    return MultiTurnGenInferencer(dataset, model, params=params, template=tpl)
+
+
 def chat_prediction(conv: ChatConversation, replies: Sequence[str], *, infer_mode: str,
                     dialogue_mode: bool) -> list[Any]:
     """A row's stored prediction, as the reference stores it.
@@ -129,4 +143,4 @@ def chat_prediction(conv: ChatConversation, replies: Sequence[str], *, infer_mod
     return out
 
 
-__all__ = ["ChatConversation", "ChatDialogueTemplate", "chat_prediction"]
+__all__ = ["ChatConversation", "ChatDialogueTemplate", "chat_prediction", "chat_turns_inferencer"]

@@ -98,14 +98,11 @@ def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int]
 def _chat_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, golds: dict,
                make_model: Callable[[Any], Any], file: str) -> Task:
     """ChatInferencer every / every_with_gt: a record per row's chat, run by the multi-turn loop, scored per row."""
-    from promptweave.infer.chat_turns import ChatDialogueTemplate
-    from promptweave.infer.multiturn import MultiTurnGenInferencer
+    from promptweave.infer.chat_turns import chat_turns_inferencer
     from promptweave.run.task import ConversationRecord
 
-    where = f"{ds.field}.reader_cfg" if getattr(ds, "field", None) else "reader_cfg"
-    tpl = ChatDialogueTemplate(ds.reader.input_columns, file=file, field=where)
-    inf = MultiTurnGenInferencer(ds, mspec, params=params, template=tpl)
-    records = [ConversationRecord(k, tpl.n_requests(inf.conversation(k), inf.infer_mode)) for k in todo]
+    inf = chat_turns_inferencer(ds, mspec, params=params, file=file)
+    records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode)) for k in todo]
     mcfg = mspec.config
     return Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                 records=records, mode="chat", params=params, evaluation=evaluation,
