@@ -50,8 +50,10 @@ def test_kwargs_are_honoured_or_named_as_ignored() -> None:
 
 def test_chat_and_agent_modes() -> None:
     assert resolve_inferencer("ChatInferencer", {"infer_mode": "last"})[0].mode == "gen"
+    assert resolve_inferencer("ChatInferencer", {"infer_mode": "every"})[0].mode == "chat"
+    assert resolve_inferencer("ParallelChatInferencer", {"infer_mode": "every_with_gt"})[0].mode == "chat"
     with pytest.raises(UnsupportedError, match="infer_mode"):
-        resolve_inferencer("ChatInferencer", {"infer_mode": "every"})
+        resolve_inferencer("ChatInferencer", {"infer_mode": "each"})
     with pytest.raises(UnsupportedError, match="tool"):
         resolve_inferencer("AgentInferencer", {"infer_mode": "every_with_gt"})
     _, notes = resolve_inferencer("AgentInferencer", {})

@@ -75,7 +75,7 @@ def view_cmd(
                     continue
                 per_model: list[list[Any]] = []
                 for m, fm in zip(models, finals):
-                    if spec.template.kind_name == "MultiTurnPromptTemplate":
+                    if spec.template.kind_name == "MultiTurnPromptTemplate" or _chat_turns(spec, m):
                         for r in rows:
                             for rec in _turn_records(spec, m, r):
                                 records.append(_record(rec, None, False))
@@ -202,13 +202,20 @@ class _Shim:
         self.dataset, self.model = dataset, model
 
 
+def _chat_turns(spec: Any, model: Any) -> Any:
+    from promptweave.infer.chat_turns import chat_turns_inferencer
+
+    return chat_turns_inferencer(spec, model)
+
+
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:
     """One record per model call of a multi-turn row (earlier replies shown as placeholders)."""
     from promptweave.engine import PromptRecord
     from promptweave.infer.multiturn import turn_prompts
 
+    chat = _chat_turns(spec, model)  # ChatInferencer every / every_with_gt: the row's own chat, turn by turn
     out = []
-    for tv in turn_prompts(spec, model, index):
+    for tv in (chat.turn_prompts(index) if chat is not None else turn_prompts(spec, model, index)):
         rec = PromptRecord(index, "gen", None, [], tv.prompt, tv.rendered, spec.abbr, model.abbr)
         rec.extra["turn"] = tv.turn_id
         out.append(rec)

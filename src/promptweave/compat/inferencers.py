@@ -4,7 +4,8 @@ A form is how a dataset's prompts are used: ``gen`` (one generation), ``ppl`` (s
 perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn`` (a conversation, one reply per
 BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
-``ppl_only`` (the perplexity of each prompt is the prediction) and ``function_call`` (the row's functions are sent
+``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
+``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row) and ``function_call`` (the row's functions are sent
 as tools; the returned calls are the prediction). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
@@ -76,6 +77,11 @@ INFERENCERS: dict[str, InferencerForm] = {
              "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
 }
 
+# ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
+CHAT_TURNS = InferencerForm(
+    "ChatInferencer", "chat", _GEN | {"infer_mode"},
+    {"temperature": "set generation_kwargs on the model", "do_sample": "set generation_kwargs on the model"})
+
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
     "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
     "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
@@ -117,11 +123,8 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
                 f"AgentInferencer infer_mode={mode!r} runs the agent's tools (a code interpreter) at every turn; "
                 "only the tool-free infer_mode='last' is supported", file=file, field=f"{field}.infer_mode",
                 value=mode)
-        if mode != "last":
-            raise UnsupportedError(
-                f"ChatInferencer infer_mode={mode!r} (a reply for every assistant turn) is not supported; "
-                "infer_mode='last' is, and AISBench's MultiTurnGenInferencer with a MultiTurnPromptTemplate "
-                "runs whole conversations", file=file, field=f"{field}.infer_mode", value=mode)
+        if mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
+            form = CHAT_TURNS
     if form.mode == "sc":
         n = settings.get("sc_size", 1)
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:

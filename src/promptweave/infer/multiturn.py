@@ -181,9 +181,11 @@ class MultiTurnGenInferencer:
 
     def __init__(self, dataset: DatasetSpec, model: ModelSpec, generate: Any = None, *,
                  infer_mode: str | None = None, batch_size: int = 16, strict: bool = False,
-                 params: GenerationParams | None = None) -> None:
-        tpl = dataset.template
-        if not isinstance(tpl, MultiTurnPromptTemplate):
+                 params: GenerationParams | None = None, template: Any = None) -> None:
+        # template: another source of requests with the same interface (ChatInferencer's row chats,
+        # infer/chat_turns.py), so one loop runs every kind of conversation
+        tpl = dataset.template if template is None else template
+        if template is None and not isinstance(tpl, MultiTurnPromptTemplate):
             raise TemplateError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate", file=dataset.file,
                                 field=f"{dataset.field}.infer_cfg.prompt_template.type",
                                 value=getattr(tpl, "kind_name", type(tpl).__name__),
@@ -191,7 +193,7 @@ class MultiTurnGenInferencer:
         self.dataset = dataset
         self.model = model
         self.template: MultiTurnPromptTemplate = tpl
-        mode = infer_mode or dataset.inferencer.settings.get("infer_mode") or "every"
+        mode = infer_mode or dataset.inferencer.settings.get("infer_mode") or ("every" if template is None else "last")
         self.infer_mode = check_mode(mode)
         self.generate = None if generate is None else as_generate(generate, params)
         if batch_size < 1:

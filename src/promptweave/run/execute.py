@@ -113,9 +113,13 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         from promptweave.infer.forms import form_rows
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
+    elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
+        from promptweave.run.chat_turns import chat_rows
+
+        out = chat_rows(task, records, model, cache, progress)
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only or function_call")
+                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call or chat")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:

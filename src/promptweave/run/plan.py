@@ -95,6 +95,20 @@ def _multiturn_tasks(ds: Any, raw: Any, i: int, n: int, model_ids: Sequence[int]
     return tasks
 
 
+def _chat_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, golds: dict,
+               make_model: Callable[[Any], Any], file: str) -> Task:
+    """ChatInferencer every / every_with_gt: a record per row's chat, run by the multi-turn loop, scored per row."""
+    from promptweave.infer.chat_turns import chat_turns_inferencer
+    from promptweave.run.task import ConversationRecord
+
+    inf = chat_turns_inferencer(ds, mspec, params=params, file=file)
+    records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode)) for k in todo]
+    mcfg = mspec.config
+    return Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                records=records, mode="chat", params=params, evaluation=evaluation,
+                golds={k: golds.get(k) for k in todo}, multiturn=inf)
+
+
 def _gold(row: Any, column: str | None) -> Any:
     if column is None:
         return None
@@ -381,10 +395,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
                                    "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
                                    value=output, expected="output_column=None")
-        build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call") else "ppl"  # CLP asks for the next token after the gen prompt
+        build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call", "chat") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
             mcfg = mspec.config
-            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call") else "ppl",
+            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call", "chat") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
                                           # eval hook: the test rows for evaluators, the model's postprocessor,
                                           # the dataset dict and names (subjective judges: mode, base_models)
@@ -399,6 +413,11 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
                                        stop=settings.get("stopping_criteria"),
                                        generation_kwargs=settings.get("generation_kwargs"))
+            if mode == "chat":  # forms: ChatInferencer every / every_with_gt, the row's chat through the turn loop
+                tasks.append(_chat_task(ds, mspec, todo if load_data else range(0), params, evaluation, golds,
+                                        make_model, file))
+                resolve_model_type(mcfg, file=file, field=f"models[{j}].type")
+                continue
             budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode=build_mode,
                                    max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
             try:
