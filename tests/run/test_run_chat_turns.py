@@ -190,3 +190,24 @@ def test_view_shows_each_turns_request(tmp_path) -> None:
         {"role": "HUMAN", "prompt": USERS[1][0]}, {"role": "BOT", "prompt": "<model reply to turn 0>"},
         {"role": "HUMAN", "prompt": USERS[1][1]}, {"role": "BOT", "prompt": "<model reply to turn 1>"},
         {"role": "HUMAN", "prompt": USERS[1][2]}]
+
+
+def test_an_ice_template_without_ice_token_is_accepted_only_where_no_template_is_read() -> None:
+    """SciCode's configs: ChatInferencer every replays the row's chat and reads no template, so OpenCompass
+    takes an ice_template without an ice_token there; a GenInferencer would render it and needs one."""
+    import pytest as _pytest
+
+    from promptweave.engine.spec import DatasetSpec
+    from promptweave.errors import TemplateError
+
+    def cfg(inferencer):
+        return {"abbr": "d", "reader_cfg": {"input_columns": ["prompt"], "output_column": None},
+                "infer_cfg": {"ice_template": {"type": "PromptTemplate", "template": ""},
+                              "retriever": {"type": "ZeroRetriever"}, "inferencer": inferencer}}
+
+    rows = [{"prompt": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"}]}]
+    for mode in ("every", "every_with_gt"):
+        DatasetSpec.from_config(cfg({"type": "ChatInferencer", "infer_mode": mode}), train=rows, test=rows)
+    for inferencer in ({"type": "GenInferencer"}, {"type": "ChatInferencer", "infer_mode": "last"}):
+        with _pytest.raises(TemplateError, match="ice_token"):
+            DatasetSpec.from_config(cfg(inferencer), train=rows, test=rows)

@@ -122,6 +122,21 @@ def _template_class(kind_name: str) -> type:
     return PromptTemplate
 
 
+def _chat_turns_form(infer: Mapping[str, Any]) -> bool:
+    """A ChatInferencer that replays the row's own chat (``infer_mode`` every / every_with_gt) reads no
+    template, so OpenCompass accepts an ice_template without an ice_token there (SciCode's configs)."""
+    inf = infer.get("inferencer")
+    if not isinstance(inf, Mapping):
+        return False
+    from promptweave.compat.inferencers import inferencer_name
+
+    try:
+        name = inferencer_name(inf.get("type"))
+    except Exception:  # noqa: BLE001 - an unreadable type is reported where the inferencer is resolved
+        return False
+    return name in ("ChatInferencer", "ParallelChatInferencer") and inf.get("infer_mode") in ("every", "every_with_gt")
+
+
 @dataclass
 class DatasetSpec:
     """A dataset ready for prompt building: rows, templates, retriever and inferencer settings."""
@@ -167,7 +182,7 @@ class DatasetSpec:
             raise TemplateError("with an ice_template, the prompt_template must say where examples go",
                                 file=file, field=f"{field_path}.infer_cfg.prompt_template.ice_token",
                                 expected="ice_token='</E>' (and the token in the template)")
-        if pt is None and it is not None and it.ice_token is None:
+        if pt is None and it is not None and it.ice_token is None and not _chat_turns_form(infer):
             raise TemplateError("an ice_template used alone is also the prompt template, so it needs an ice_token",
                                 file=file, field=f"{field_path}.infer_cfg.ice_template.ice_token")
         retr_cfg = infer.get("retriever")
