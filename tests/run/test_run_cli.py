@@ -118,3 +118,13 @@ def test_unknown_dataset_name_is_a_clear_error(stub_server: StubServer, tmp_path
     res = run(str(cfg), "-w", str(tmp_path / "w"), "-d", "nope")
     assert res.exit_code == 2
     assert "no dataset named 'nope'" in " ".join(res.output.split())
+
+
+def test_dry_run_shows_a_pair_refused_at_plan_time() -> None:
+    """The bundled example pairs a ppl task with a chat API model: the dry run says that pair will fail, and why."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
+    res = run(str(example), "--dry-run")
+    assert res.exit_code == 0, res.output
+    out = res.output + (res.stderr if res.stderr_bytes is not None else "")
+    assert "refused (PW160)" in out
+    assert "will fail: science_mc × api-chat: [PW160]" in out

@@ -91,9 +91,15 @@ def run_cmd(
         table = Table(title=f"plan: {len(tasks)} task(s); nothing sent")
         for col in ("dataset", "model", "mode", "rows", "calls"):
             table.add_column(col)
+        refused = [t for t in tasks if t.settings.get("refused") is not None]
         for t in tasks:
-            table.add_row(t.dataset, t.model_name, t.mode, str(t.rows), str(t.calls))
+            refusal = t.settings.get("refused")
+            table.add_row(t.dataset, t.model_name, t.mode, "-" if refusal else str(t.rows),
+                          f"refused ({refusal.code})" if refusal else str(t.calls))
         console.print(table)
+        for t in refused:  # the other tasks run; these fail with this line, so a dry run shows it up front
+            err.print(f"will fail: {t.dataset} × {t.model_name}: {t.settings['refused']}", style="yellow",
+                      markup=False, soft_wrap=True)
         # sandbox hook (owned by reliability): environment variables the config read, shown, never their values
         if cfg.env_reads:
             console.print("config read env: " + ", ".join(
