@@ -16,16 +16,13 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
-import csv
-import io
 import json
 import os
 import string
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, rows
-from promptweave.data.sources import read_text
+from promptweave.data.loaders.base import LoadContext, Splits, csv_records, rows
 from promptweave.errors import DataError
 from promptweave.prompt.multimodal import build_content
 
@@ -41,30 +38,18 @@ def _missing(v: Any) -> bool:
 
 
 def _tsv(ctx: LoadContext, f: Path) -> list[tuple[str, dict[str, str]]]:
-    reader = csv.reader(io.StringIO(read_text(f), newline=""), delimiter="\t")
+    records = csv_records(f, delimiter="\t")
+    if not records:
+        return []
+    header = records[0][1]
+    for col in ("index", "question"):
+        if col not in header:
+            raise ctx.fail(f"the TSV header has no {col!r} column", file=f, where="line 1", value=header[:12])
     out: list[tuple[str, dict[str, str]]] = []
-    header: list[str] | None = None
-    while True:
-        start = reader.line_num + 1
-        try:
-            rec = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise DataError(f"malformed TSV: {exc}", file=str(f), field=f"line {start}") from None
-        if not rec:
-            continue
-        if header is None:
-            header = rec
-            for col in ("index", "question"):
-                if col not in header:
-                    raise ctx.fail(f"the TSV header has no {col!r} column", file=f, where="line 1",
-                                   value=header[:12])
-            continue
+    for loc, rec in records[1:]:
         if len(rec) != len(header):
-            raise DataError(f"row has {len(rec)} fields but the header has {len(header)}", file=str(f),
-                            field=f"line {start}")
-        out.append((f"line {start}", dict(zip(header, rec))))
+            raise DataError(f"row has {len(rec)} fields but the header has {len(header)}", file=str(f), field=loc)
+        out.append((loc, dict(zip(header, rec))))
     return out
 
 
