@@ -136,11 +136,7 @@ class ShotFitter:
                 recs, worst, real = base_recs, base[top], base[top]
                 break
             recs = b.build_row(index, ids=kept)
-            real = self._count(recs[top].rendered)
-            worst = real
-            for j, r in enumerate(recs):
-                if j != top and base[j] + real - base[top] > self.max_len - self.slack:
-                    worst = max(worst, self._count(r.rendered))
+            real, worst = self._measure(recs, base, top)
             if worst <= self.max_len:
                 break
             self.stats.rechecks += 1
@@ -161,12 +157,15 @@ class ShotFitter:
                 r.extra["retrieved_ids"] = list(ids)
         return recs
 
-    def _fits(self, recs: list[PromptRecord], base: list[int], top: int) -> bool:
-        real = self._count(recs[top].rendered)
-        if real > self.max_len:
-            return False
-        return all(j == top or base[j] + real - base[top] <= self.max_len - self.slack
-                   or self._count(r.rendered) <= self.max_len for j, r in enumerate(recs))
+    def _measure(self, recs: list[PromptRecord], base: list[int], top: int) -> tuple[int, int]:
+        """(real count of the longest label's prompt, the longest real count among the labels).
+
+        Other labels are counted only when their estimate comes within ``slack`` of the budget."""
+        real = worst = self._count(recs[top].rendered)
+        for j, r in enumerate(recs):
+            if j != top and base[j] + real - base[top] > self.max_len - self.slack:
+                worst = max(worst, self._count(r.rendered))
+        return real, worst
 
     def _grow(self, index: int, ids: list[int], kept: list[int], recs: list[PromptRecord],
               base: list[int], top: int) -> tuple[list[PromptRecord], list[int]]:
@@ -180,7 +179,7 @@ class ShotFitter:
             cand = ids[:len(kept) + 1]
             cand_recs = self.builder.build_row(index, ids=cand)
             self.stats.grow_tries += 1
-            if not self._fits(cand_recs, base, top):
+            if self._measure(cand_recs, base, top)[1] > self.max_len:
                 break
             self.stats.grown += 1
             kept, recs = cand, cand_recs

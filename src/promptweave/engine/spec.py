@@ -123,18 +123,17 @@ def _template_class(kind_name: str) -> type:
 
 
 def _chat_turns_form(infer: Mapping[str, Any]) -> bool:
-    """A ChatInferencer that replays the row's own chat (``infer_mode`` every / every_with_gt) reads no
-    template, so OpenCompass accepts an ice_template without an ice_token there (SciCode's configs)."""
+    """An inferencer of the ``chat`` form (ChatInferencer every / every_with_gt) replays the row's own chat
+    and reads no template, so OpenCompass accepts an ice_template without an ice_token there (SciCode)."""
     inf = infer.get("inferencer")
     if not isinstance(inf, Mapping):
         return False
-    from promptweave.compat.inferencers import inferencer_name
+    from promptweave.compat.inferencers import inferencer_mode, inferencer_name
 
     try:
-        name = inferencer_name(inf.get("type"))
-    except Exception:  # noqa: BLE001 - an unreadable type is reported where the inferencer is resolved
+        return inferencer_mode(inferencer_name(inf.get("type")), inf) == "chat"
+    except Exception:  # noqa: BLE001 - an unknown inferencer is reported where the plan resolves it
         return False
-    return name in ("ChatInferencer", "ParallelChatInferencer") and inf.get("infer_mode") in ("every", "every_with_gt")
 
 
 @dataclass
