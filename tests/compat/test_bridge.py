@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from promptweave.compat import bridge, reference_index
+from tests.compat.fake_reference import point_bridge_at
 
 PKG = "pwfake_ref"
 FILES = {
@@ -122,16 +123,7 @@ def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the index of the fake, not in the user's cache
     importlib.invalidate_caches()
-    monkeypatch.setattr(bridge, "_REGISTRIES", {
-        fam: ((PKG, f"{PKG}.registry", reg),) for fam, reg in
-        (("loader", "LOAD_DATASET"), ("evaluator", "ICL_EVALUATORS"), ("postprocessor", "TEXT_POSTPROCESSORS"),
-         ("dict_postprocessor", "DICT_POSTPROCESSORS"))})
-    monkeypatch.setattr(bridge, "_EXPORTS", {
-        "loader": ((PKG, (f"{PKG}.datasets.base", "BaseDataset"), (f"{PKG}.datasets",)),),
-        "evaluator": ((PKG, (f"{PKG}.evaluator.base", "BaseEvaluator"), (f"{PKG}.evaluator", f"{PKG}.datasets")),),
-        "postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
-        "dict_postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
-    })
+    point_bridge_at(monkeypatch, PKG)
     bridge._module.cache_clear()
     bridge._registry.cache_clear()
     reference_index.clear_memory()

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from promptweave.cli.app import app
 from promptweave.compat import bridge, reference_index
 from promptweave.errors import PromptweaveWarning, ReferenceUnavailableError
+from tests.compat.fake_reference import point_bridge_at
 
 PKG = "pwidx_ref"
 MISSING = "pw_missing_dependency_for_tests"
@@ -193,16 +194,7 @@ def unimportable_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(reference_index.HIDE_ENV, raising=False)
     importlib.invalidate_caches()
-    monkeypatch.setattr(bridge, "_REGISTRIES", {
-        fam: ((PKG, f"{PKG}.registry", reg),) for fam, reg in
-        (("loader", "LOAD_DATASET"), ("evaluator", "ICL_EVALUATORS"), ("postprocessor", "TEXT_POSTPROCESSORS"),
-         ("dict_postprocessor", "DICT_POSTPROCESSORS"))})
-    monkeypatch.setattr(bridge, "_EXPORTS", {
-        "loader": ((PKG, (f"{PKG}.datasets.base", "BaseDataset"), (f"{PKG}.datasets",)),),
-        "evaluator": ((PKG, (f"{PKG}.evaluator.base", "BaseEvaluator"), (f"{PKG}.evaluator", f"{PKG}.datasets")),),
-        "postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
-        "dict_postprocessor": ((PKG, None, (f"{PKG}.datasets",)),),
-    })
+    point_bridge_at(monkeypatch, PKG)
     _reset()
     yield site
     _reset()
