@@ -216,12 +216,10 @@ class DatasetSpec:
         return spec
 
     def check_columns(self) -> None:
-        """Placeholders no row can fill: a near miss of a column (``{Question}`` for ``question``) is an error
-        with a "did you mean"; others stay in the prompt as written (the references tolerate them, and prompts
-        hold braces such as LaTeX), with a warning."""
+        """Placeholders no row can fill stay in the prompt as written, as the references leave them (prompts hold
+        braces such as LaTeX), with a warning; a near miss of a column (``{OPTION_A}`` for ``option_A``) gets a
+        :class:`PlaceholderNearMissWarning` naming the column it resembles."""
         import difflib
-
-        from promptweave.errors import DataError
 
         columns: set[str] = set()
         for rows in (self.test, self.train):
@@ -238,14 +236,25 @@ class DatasetSpec:
                     continue
                 near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
                                                                                                   cutoff=0.75)
+                field_path = f"{self.field}.infer_cfg.{name}.template"
                 if near:
-                    raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?",
-                                    file=self.file, field=f"{self.field}.infer_cfg.{name}.template",
-                                    value="{" + ph + "}", expected="one of the columns: " + ", ".join(cols))
+                    warn_near_miss(self.file, field_path, ph, near[0], stacklevel=3)
+                    continue
                 warnings.warn(
                     f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
                     f"{{{ph}}} names no column of the rows (columns: {', '.join(cols)}); "
                     "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
+
+
+def warn_near_miss(file: str | None, field_path: str, placeholder: str, column: str, *, stacklevel: int = 2) -> None:
+    """``{OPTION_A}`` where the rows have ``option_A``: OpenCompass fills only exact names and sends the rest as
+    written (InfiniteBench's code_debug configs do), so this is a warning and the prompt keeps the placeholder."""
+    from promptweave.errors import PlaceholderNearMissWarning
+
+    warnings.warn(PlaceholderNearMissWarning(
+        f"{file + ': ' if file else ''}{field_path}: placeholder {{{placeholder}}} names no column but resembles "
+        f"{{{column}}}; it is sent as written, as OpenCompass sends it (write {{{column}}} to fill it from the "
+        "rows)"), stacklevel=stacklevel + 1)
 
 
 @dataclass

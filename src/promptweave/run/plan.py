@@ -241,8 +241,11 @@ def _shots_for_stand_in(ds: Any) -> list[int]:
 
 def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
     """Without data only the reader's columns are known (rows may hold more), so only a placeholder that
-    differs from one of them in case is an error (``{OPTION_A}`` for ``option_A``); with rows,
-    ``DatasetSpec.check_columns`` checks near misses against the real columns."""
+    differs from one of them in case is reported (``{OPTION_A}`` beside ``option_A``: a warning, the prompt keeps
+    it as OpenCompass does); with rows, ``DatasetSpec.check_columns`` checks near misses against the real
+    columns."""
+    from promptweave.engine.spec import warn_near_miss
+
     cols = list(dict.fromkeys(columns))
     for name, tpl in (("prompt_template", ds.prompt_template), ("ice_template", ds.ice_template)):
         if tpl is None or not hasattr(tpl, "placeholder_names"):
@@ -250,9 +253,7 @@ def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
         for ph in sorted(tpl.placeholder_names()):
             near = [c for c in cols if c.lower() == ph.lower()]
             if ph.isidentifier() and ph not in cols and near:
-                raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
-                                field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
-                                expected="one of the columns: " + ", ".join(cols))
+                warn_near_miss(ds.file, f"{ds.field}.infer_cfg.{name}.template", ph, near[0])
 
 
 def _judge_models(obj: Any, path: str) -> list[tuple[str, Any]]:
