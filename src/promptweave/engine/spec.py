@@ -91,12 +91,16 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
     kind_name = kind_name.rsplit(".", 1)[-1]
     if kind_name not in _TEMPLATE_TYPES:
+        from promptweave.compat.templates import ROW_TEMPLATES
         from promptweave.errors import UnsupportedError
+
+        if kind_name in ROW_TEMPLATES:  # a reference class that writes the prompt from the row (OlympiadBench)
+            return ROW_TEMPLATES[kind_name].from_config(cfg, kind_name=kind_name, file=file, field=field_path)
 
         # reference dataset modules define template classes whose prompt is computed by their code
         raise UnsupportedError(f"unknown template type {kind_name!r} (a template class whose prompt is written by "
                                "code is not supported)", file=file, field=field_path + ".type", value=kind_name,
-                               expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+                               expected=" or ".join(sorted(_TEMPLATE_TYPES | set(ROW_TEMPLATES))))
     if kind_name == "RawPromptTemplate":
         from promptweave.prompt.raw import raw_template_config
 
@@ -211,6 +215,10 @@ class DatasetSpec:
             train=train, test=test, file=file, field=field_path,
             extra={k: v for k, v in cfg.items() if k not in ("infer_cfg", "reader_cfg", "abbr")},
         )
+        for tpl in (pt, it):  # a template written from the row fills the answer column as the reference does
+            bind = getattr(tpl, "bind_output", None)
+            if bind is not None:
+                bind(reader.output_column, spec.inferencer.gen_field_replace_token)
         if check_columns:
             spec.check_columns()
         return spec

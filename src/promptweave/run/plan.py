@@ -204,6 +204,8 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
+        # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
+        row.update(getattr(tpl, "stand_in_values", dict)())
     try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
         from promptweave.data.stand_in import stand_in_columns
     except ImportError:
