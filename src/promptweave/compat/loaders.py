@@ -12,6 +12,7 @@ from promptweave.data.loaders import (
     code,
     generic,
     hub,
+    infinitebench,
     math_qa,
     mm_media,
     mm_tsv,
@@ -121,4 +122,6 @@ LOADERS = {
     "XsumDataset": text_gen.xsum,
     "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
+    # long context
+    "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
 }
