@@ -15,6 +15,7 @@ from promptweave.evaluate.code_exec import (
     MBPPEvaluator,
     MBPPPassKEvaluator,
 )
+from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
@@ -104,6 +105,9 @@ EVALUATORS: dict[str, type] = {
     **LAWBENCH_BY_INDEX,
     "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
     "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
+    # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
+    "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
+    "BPCEvaluator": BPCEvaluator,
     # promptweave's own short names
     "accuracy": ev.AccEvaluator,
     "ppl_accuracy": ev.PPLAccEvaluator,
