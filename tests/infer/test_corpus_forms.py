@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from promptweave.config import load_config
 from promptweave.run import run_tasks
@@ -231,3 +233,39 @@ def test_sw_ce_loss_windows_follow_the_reference() -> None:
     assert [w.first_target for w in got] == [1, 6, 6, 6]
     assert windows(8, 8, 3) == []
     assert [w.first_target for w in windows(30, 4, 10)] == [1, 1, 1]
+
+
+def test_the_forms_are_registered() -> None:
+    from promptweave.compat.inferencers import UNSUPPORTED_INFERENCERS, resolve_inferencer
+
+    assert resolve_inferencer("InferencePPLOnlyInferencer", {})[0].mode == "inference_ppl"
+    form, notes = resolve_inferencer("SWCELossInferencer", {"block_size": 4, "stride": 2, "max_seq_len": 9})
+    assert form.mode == "sw_ce_loss" and any("max_seq_len is ignored" in n for n in notes)
+    assert "SWCELossInferencer" not in UNSUPPORTED_INFERENCERS
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 300), st.integers(1, 40), st.integers(1, 60))
+def test_windows_score_each_token_at_most_once(n, block, stride) -> None:
+    from promptweave.infer.sw_ce_loss import windows
+
+    got = windows(n, block, stride)
+    assert len(got) == (max(0, (n - block - 1) // stride + 1) if n >= block + 1 else 0)
+    scored: list[int] = []
+    for w in got:
+        assert 1 <= w.first_target <= block and w.begin + block < n
+        scored.extend(range(w.begin + w.first_target, w.begin + block + 1))
+    assert len(scored) == len(set(scored))
+    if got and stride <= block:  # overlapping windows leave no gap (a window's first token is only context)
+        assert scored == list(range(1, got[-1].begin + block + 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab \u00e9", max_size=12), st.lists(st.sampled_from(["a", "b", " a", "ab", "", "\ufffd"]),
+                                                               max_size=12), st.integers(1, 3))
+def test_alignment_stays_inside_the_text(text, pieces, sep_len) -> None:
+    from promptweave.infer.inference_ppl import align_tokens
+
+    covered = [c for cover in align_tokens(pieces, text, sep_len) for c in cover]
+    assert all(0 <= c < len(text) for c in covered)
+    assert covered == sorted(covered)

@@ -81,7 +81,8 @@ INFERENCERS: dict[str, InferencerForm] = {
     "InferencePPLOnlyInferencer": InferencerForm(
         "InferencePPLOnlyInferencer", "inference_ppl", frozenset({"max_seq_len"})),
     "SWCELossInferencer": InferencerForm(
-        "SWCELossInferencer", "sw_ce_loss", frozenset({"max_seq_len", "block_size", "stride"})),
+        "SWCELossInferencer", "sw_ce_loss", frozenset({"block_size", "stride"}),
+        {"max_seq_len": "the window is block_size tokens, as in the reference"}),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
