@@ -245,10 +245,13 @@ def _number(key: str) -> int | None:
 
 
 def evalplus_folders() -> list[Path]:
-    """Where evalplus keeps MbppPlus files, in its order: the override file's folder, then its cache folder."""
+    """evalplus's cache folder (``appdirs.user_cache_dir('evalplus')``), where its downloads of MbppPlus go."""
+    import sys
+
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return [base / "evalplus"]
+    if sys.platform == "darwin" and not xdg:
+        return [Path.home() / "Library" / "Caches" / "evalplus"]
+    return [(Path(xdg) if xdg else Path.home() / ".cache") / "evalplus"]
 
 
 def find_data_file() -> tuple[Path | None, list[str]]:
