@@ -10,6 +10,7 @@ from promptweave.data.loaders import (
     bfcl,
     choice,
     code,
+    corpus,
     generic,
     hub,
     infinitebench,
@@ -124,4 +125,8 @@ LOADERS = {
     "GaokaoBenchDataset": text_gen.gaokao_bench,
     # long context
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
+    # eval helper: corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
+    "InferencePPLDataset": corpus.inference_ppl,
+    "LLMCompressionDataset": corpus.llm_compression,
+    "MBPPPlusDataset": corpus.mbpp_plus,
 }
