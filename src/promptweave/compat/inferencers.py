@@ -5,7 +5,9 @@ perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn``
 BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
-``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row) and ``function_call`` (the row's functions are sent
+``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row), ``agent``
+(AgentInferencer's ``every`` / ``every_with_gt``: a ReAct code agent answers each user message, its code run in a
+sandboxed Python session) and ``function_call`` (the row's functions are sent
 as tools; the returned calls are the prediction). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
@@ -82,6 +84,16 @@ CHAT_TURNS = InferencerForm(
     "ChatInferencer", "chat", _GEN | {"infer_mode"},
     {"temperature": "set generation_kwargs on the model", "do_sample": "set generation_kwargs on the model"})
 
+# agent helper: AgentInferencer with infer_mode 'every' or 'every_with_gt' (infer/agent.py, run/agent.py)
+AGENT_TURNS = InferencerForm(
+    "AgentInferencer", "agent", frozenset({"infer_mode", "stopping_criteria", "generation_kwargs"}),
+    {"example": "the examples are the ones in the prompt template",
+     "max_out_len": "the agent asks for 512 tokens per call, as the reference's agent does",
+     "max_seq_len": "the agent's history is sent whole, as the reference's agent does"},
+    "AgentInferencer every / every_with_gt runs a ReAct code agent per chat (the reference's CIBench agent, or the "
+    "models' CodeAgent definition): the model's code runs in a persistent Python session per conversation, so "
+    "`run` needs --allow-code-exec")
+
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
     "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
     "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
@@ -118,12 +130,9 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
         if mode not in _CHAT_MODES:
             raise UnsupportedError(f"unknown {name} infer_mode", file=file, field=f"{field}.infer_mode",
                                    value=mode, expected=" or ".join(repr(m) for m in _CHAT_MODES))
-        if mode != "last" and name == "AgentInferencer":
-            raise UnsupportedError(
-                f"AgentInferencer infer_mode={mode!r} runs the agent's tools (a code interpreter) at every turn; "
-                "only the tool-free infer_mode='last' is supported", file=file, field=f"{field}.infer_mode",
-                value=mode)
-        if mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
+        if mode != "last" and name == "AgentInferencer":  # agent helper: the ReAct code agent (infer/agent.py)
+            form = AGENT_TURNS
+        elif mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
             form = CHAT_TURNS
     if form.mode == "sc":
         n = settings.get("sc_size", 1)

@@ -117,9 +117,13 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         from promptweave.run.chat_turns import chat_rows
 
         out = chat_rows(task, records, model, cache, progress)
+    elif task.mode == "agent":  # agent hook: AgentInferencer every / every_with_gt (infer/agent.py)
+        from promptweave.run.agent import agent_rows
+
+        out = agent_rows(task, records, model, cache, progress)
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call or chat")
+                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat or agent")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:
