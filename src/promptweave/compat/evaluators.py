@@ -8,6 +8,7 @@ from __future__ import annotations
 from promptweave.evaluate import evaluators as ev
 from promptweave.evaluate.agieval import AGIEvalEvaluator
 from promptweave.evaluate.bfcl import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator  # data hook: BFCL
+from promptweave.evaluate.cibench import CIBenchEvaluator  # agent hook: scores AgentInferencer steps
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
@@ -49,6 +50,7 @@ EVALUATORS: dict[str, type] = {
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
     "HumanEvalEvaluator": HumanEvalEvaluator,
+    "CIBenchEvaluator": CIBenchEvaluator,  # agent helper
     "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,

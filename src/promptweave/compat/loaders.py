@@ -9,6 +9,7 @@ from __future__ import annotations
 from promptweave.data.loaders import (
     bfcl,
     choice,
+    cibench,
     code,
     generic,
     hub,
@@ -60,6 +61,7 @@ LOADERS = {
     "PhyBenchDataset": math_qa.phybench,
     # code
     "HumanevalDataset": code.humaneval,
+    "CIBenchDataset": cibench.cibench,  # agent helper: notebooks -> chats (AgentInferencer every)
     "MBPPDataset": code.mbpp,
     "MBPPDatasetV2": code.mbpp_v2,
     "SanitizedMBPPDataset": code.sanitized_mbpp,

@@ -395,8 +395,24 @@ class AgentInferencer:
         return conv
 
     def render(self, prompt: Dialogue) -> Any:
+        """What the model receives. A chat API gets the agent's messages as they are (system / user / assistant,
+        the observations as system messages, as Lagent sends them); a text model gets them through its meta
+        template, an observation taking the SYSTEM role where the template's rounds have one, else HUMAN's."""
         from promptweave.engine.builder import render_prompt
 
+        if getattr(self.model, "kind", None) == "api":
+            return [{"role": t.role, "prompt": t.prompt} for t in prompt.items if isinstance(t, Turn)]
+        meta = getattr(self.model, "meta", None)
+        rounds = getattr(meta, "round_index", None) or {}
+        if "SYSTEM" not in rounds:
+            depth, items = 0, []
+            for it in prompt.items:
+                if isinstance(it, SectionMark):
+                    depth = 1 if (it.section, it.pos) == ("round", "begin") else depth
+                elif isinstance(it, Turn) and depth and it.role == "SYSTEM":
+                    it = Turn("HUMAN", it.prompt)
+                items.append(it)
+            prompt = Dialogue(tuple(items))
         return render_prompt(prompt, self.model, "gen")
 
     def run_cached(self, model: Any, cache: Any, params: Any, indices: Sequence[int],

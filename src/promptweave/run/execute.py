@@ -134,8 +134,9 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 class _JournalPrompts(Sequence):
     """The prompts of a task's journal rows, read from the file only when an evaluator asks for them."""
 
-    def __init__(self, path: Path, offsets: list[int], keep: list[int]) -> None:
+    def __init__(self, path: Path, offsets: list[int], keep: list[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
+        self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -145,14 +146,14 @@ class _JournalPrompts(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         with open(self.path, "rb") as f:
             f.seek(self.offsets[self.keep[i]])
-            return json.loads(f.readline()).get("prompt")
+            return json.loads(f.readline()).get(self.key)
 
     def __iter__(self) -> Iterator[Any]:
         want = set(self.keep)
         with open(self.path, encoding="utf-8") as f:
             for n, line in enumerate(f):
                 if n in want:
-                    yield json.loads(line).get("prompt")
+                    yield json.loads(line).get(self.key)
 
 
 def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], on_row_error: str,
@@ -173,6 +174,8 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], o
     if not keep:
         return {"metrics": {}}, golds, correct, None
     ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
+    if "steps" in ev.needs:  # agent hook: CIBenchEvaluator reads the agent's recorded steps
+        ctx.steps = prompts(keep, "steps")  # type: ignore[call-arg]
     scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):
         correct[i] = None if ok is None else bool(ok) and not failed[i]
@@ -410,7 +413,8 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
         extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
-                                               lambda keep: _JournalPrompts(journal, offsets, keep), state.indices,
+                                               lambda keep, key="prompt": _JournalPrompts(journal, offsets, keep, key),
+                                               state.indices,
                                                cache, workdir)
         scoring_error = None
     except PromptweaveError as exc:
