@@ -521,6 +521,20 @@ def agent_settings(mcfg: Mapping[str, Any] | None, *, file: str | None = None, w
     return out
 
 
+DEFAULT_DATA_DIR = "./data/cibench_dataset/datasources"  # where the reference's CIBench configs put it
+
+
+def default_data_dir(settings: AgentSettings) -> AgentSettings:
+    """The interpreter's data folder when the agent names none: ``$USER_DATA_DIR`` (the reference's ``'ENV'``),
+    else CIBench's ``./data/cibench_dataset/datasources`` under the working directory when it exists."""
+    import os
+
+    if settings.data_dir is not None:
+        return settings
+    found = os.environ.get("USER_DATA_DIR") or (DEFAULT_DATA_DIR if os.path.isdir(DEFAULT_DATA_DIR) else None)
+    return replace(settings, data_dir=found) if found else settings
+
+
 def agent_llm(mcfg: Any) -> Any:
     """The model a CodeAgent / LagentAgent config wraps (its ``llm``), else the config itself."""
     if isinstance(mcfg, Mapping) and _name(mcfg.get("type")) in AGENT_MODEL_TYPES and isinstance(mcfg.get("llm"),

@@ -112,10 +112,10 @@ def _chat_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, g
 def _agent_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, golds: dict,
                 make_model: Callable[[Any], Any], file: str, mcfg_raw: Any, where: str) -> Task:
     """agent helper: AgentInferencer every / every_with_gt, a record per row's chat, run by the agent loop."""
-    from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings
+    from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
     from promptweave.run.task import ConversationRecord
 
-    settings = agent_settings(mcfg_raw, file=file, where=where)
+    settings = default_data_dir(agent_settings(mcfg_raw, file=file, where=where))
     if agent_llm(mcfg_raw) is not mcfg_raw:  # a CodeAgent / LagentAgent: its llm is the model that is sent prompts
         from promptweave.engine.spec import ModelSpec
 
