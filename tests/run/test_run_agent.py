@@ -192,3 +192,12 @@ def test_run_refuses_without_the_flag_before_any_call(tmp_path) -> None:
     ok = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--allow-code-exec")
     assert ok.exit_code == 0, ok.output
     assert "agent" in ok.output
+
+
+def test_view_shows_each_turns_first_call_without_running_anything(tmp_path) -> None:
+    cfg = setup(tmp_path, "http://127.0.0.1:9/v1", "every_with_gt")
+    res = CliRunner().invoke(app, ["view", str(cfg), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "Action Input:```python\\nnums = [1, 2, 3]\\nprint(sum(nums))\\n```" in res.output  # gold replay
+    assert "<the interpreter's output for turn 1>" in res.output
+    assert res.output.count("You are a assistant who can utilize external tools.") == 3  # one per turn

@@ -203,9 +203,11 @@ class _Shim:
 
 
 def _chat_turns(spec: Any, model: Any) -> Any:
+    from promptweave.infer.agent import agent_turns_inferencer
     from promptweave.infer.chat_turns import chat_turns_inferencer
 
-    return chat_turns_inferencer(spec, model)
+    # agent hook: AgentInferencer every / every_with_gt shows each turn's first call the same way
+    return chat_turns_inferencer(spec, model) or agent_turns_inferencer(spec, model)
 
 
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:

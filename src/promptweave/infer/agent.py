@@ -435,6 +435,40 @@ class AgentInferencer:
     def turn_count(self, index: int) -> int:
         return len(self.conversation(index))
 
+    def turn_prompts(self, index: int) -> list[Any]:
+        """The first call of each turn of row ``index``, for ``view`` (nothing runs: what only the agent's replies
+        or the interpreter would give shows as a ``<...>`` placeholder)."""
+        from promptweave.infer.multiturn import TurnView
+
+        conv = self.conversation(index)
+        p, s = self.settings.protocol, self.settings
+        system = p.system_prompt({s.tool_name: s.tool_description})
+        out, history = [], []
+        for k, pos in enumerate(conv.bots):
+            user = conv.messages[pos - 1][1]
+            d = to_dialogue([("system", system), *history, ("user", user)])
+            out.append(TurnView(k, d, self.render(d), conv.messages[pos][1]))
+            if self.infer_mode == "every":
+                said = f"<the agent's reply to turn {k}>"
+            else:
+                thought, code = conv.messages[pos][1].split(GT_SPLIT, 1)
+                said = (f"{p.thought} {thought}\n{p.action} {s.tool_name}\n"
+                        f"{p.action_input}```python\n{code}\n```\n")
+            history += [("user", user), ("assistant", said),
+                        ("system", p.format_response(f"<the interpreter's output for turn {k}>"))]
+        return out
+
+
+def agent_turns_inferencer(dataset: Any, model: Any, *, file: str | None = None) -> AgentInferencer | None:
+    """The agent for a dataset whose inferencer is AgentInferencer every / every_with_gt, else None (for ``view``)."""
+    from promptweave.compat.inferencers import inferencer_name, resolve_inferencer
+
+    inf = dataset.inferencer
+    if resolve_inferencer(inferencer_name(inf.type), inf.settings, file=file)[0].mode != "agent":
+        return None
+    return AgentInferencer(dataset, model, inf.settings.get("infer_mode"), default_data_dir(AgentSettings()),
+                           file=file)
+
 
 def check_gold_cells(conv: Any, *, file: str | None, column: str) -> None:
     """``every_with_gt`` replays each gold cell as ``thought**split**code``; a row without that shape is refused at
