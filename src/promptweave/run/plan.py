@@ -435,9 +435,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                                        stop=settings.get("stopping_criteria"),
                                        generation_kwargs=settings.get("generation_kwargs"))
             if mode == "agent":  # agent helper: AgentInferencer every / every_with_gt, a code agent per chat
+                from promptweave.infer.agent import agent_llm
+
+                params = generation_params(agent_llm(mcfg), stop=settings.get("stopping_criteria"),
+                                           generation_kwargs=settings.get("generation_kwargs"))
                 tasks.append(_agent_task(ds, mspec, todo if load_data else range(0), params, evaluation, golds,
                                          make_model, file, cfg.models[j], f"models[{j}]"))
-                from promptweave.infer.agent import agent_llm
 
                 resolve_model_type(agent_llm(mcfg), file=file, field=f"models[{j}].type")
                 continue
