@@ -186,9 +186,11 @@ def test_run_refuses_without_the_flag_before_any_call(tmp_path) -> None:
         res = run(str(cfg), "-w", str(tmp_path / "w"))
         dry = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run")
         assert srv.total_received == 0
-    for r in (res, dry):
-        assert r.exit_code != 0
-        assert "[PW630]" in r.output and "--allow-code-exec" in r.output and "infer_mode" in r.output
+    assert res.exit_code != 0
+    assert "[PW630]" in res.output and "--allow-code-exec" in res.output and "infer_mode" in res.output
+    # a dry run plans it and says why the run would refuse it
+    assert dry.exit_code == 0, dry.output
+    assert "refused (PW630)" in dry.output and "--allow-code-exec" in dry.output
     ok = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--allow-code-exec")
     assert ok.exit_code == 0, ok.output
     assert "agent" in ok.output

@@ -492,6 +492,19 @@ def require_code_exec(allow_code_exec: bool, *, file: str | None = None, field: 
             expected=f"promptweave run {FLAG} ... (the code runs in a limited subprocess per conversation)")
 
 
+def mark_refused(tasks: Sequence[Any], allow_code_exec: bool) -> None:
+    """For ``run --dry-run``: without the flag an agent task is shown as refused (and why) instead of stopping the
+    plan; the run itself refuses it before any call (:func:`require_code_exec`)."""
+    if allow_code_exec:
+        return
+    for t in tasks:
+        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:
+            try:
+                require_code_exec(False, field=t.settings.get("where") or "infer_cfg.inferencer", value=t.settings.get("infer_mode"))
+            except CodeExecutionError as exc:
+                t.settings["refused"] = exc
+
+
 # -- the agent's definition in a model config (OpenCompass's CodeAgent / LagentAgent) -------------------------------
 AGENT_MODEL_TYPES = ("CodeAgent", "LagentAgent")
 
@@ -587,5 +600,5 @@ def image_dir_for(root: Path | None, dataset: str, index: int) -> str | None:
 
 
 __all__ = ["AgentConversation", "AgentInferencer", "AgentResult", "AgentSettings", "AgentTurn", "ReActProtocol", "agent_llm",
-           "agent_settings", "check_gold_cells", "extract_code", "interpreter_text", "require_code_exec",
+           "agent_settings", "check_gold_cells", "extract_code", "interpreter_text", "mark_refused", "require_code_exec",
            "run_agents", "run_code_action", "to_dialogue"]

@@ -110,7 +110,7 @@ def _chat_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, g
 
 
 def _agent_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, golds: dict,
-                make_model: Callable[[Any], Any], file: str, mcfg_raw: Any, where: str) -> Task:
+                make_model: Callable[[Any], Any], file: str, mcfg_raw: Any, where: str, inf_where: str) -> Task:
     """agent helper: AgentInferencer every / every_with_gt, a record per row's chat, run by the agent loop."""
     from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
     from promptweave.run.task import ConversationRecord
@@ -127,7 +127,7 @@ def _agent_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, 
     return Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                 records=records, mode="agent", params=params, evaluation=evaluation,
                 golds={k: golds.get(k) for k in todo}, multiturn=inf,
-                settings={"infer_mode": inf.infer_mode, "agent": settings.source})
+                settings={"infer_mode": inf.infer_mode, "agent": settings.source, "where": inf_where})
 
 
 def _gold(row: Any, column: str | None) -> Any:
@@ -440,7 +440,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                 params = generation_params(agent_llm(mcfg), stop=settings.get("stopping_criteria"),
                                            generation_kwargs=settings.get("generation_kwargs"))
                 tasks.append(_agent_task(ds, mspec, todo if load_data else range(0), params, evaluation, golds,
-                                         make_model, file, cfg.models[j], f"models[{j}]"))
+                                         make_model, file, cfg.models[j], f"models[{j}]", where))
 
                 resolve_model_type(agent_llm(mcfg), file=file, field=f"models[{j}].type")
                 continue
