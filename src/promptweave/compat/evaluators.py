@@ -16,6 +16,7 @@ from promptweave.evaluate.code_exec import (
     MBPPPassKEvaluator,
 )
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
+from promptweave.evaluate.game24 import Game24Evaluator  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
@@ -104,6 +105,7 @@ EVALUATORS: dict[str, type] = {
     **LAWBENCH_BY_INDEX,
     "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
     "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
+    "Game24Evaluator": Game24Evaluator,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
     # promptweave's own short names
     "accuracy": ev.AccEvaluator,
     "ppl_accuracy": ev.PPLAccEvaluator,

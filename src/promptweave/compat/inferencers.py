@@ -75,6 +75,22 @@ INFERENCERS: dict[str, InferencerForm] = {
         note="BFCLV3FunctionCallInferencer runs as function calling: each row's first turn goes to the API model "
              "with its functions as the request's tools, and the returned tool_calls are the prediction (the "
              "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
+    # search (infer/tot.py, infer/attack.py): the model in a search loop
+    "ToTInferencer": InferencerForm(
+        "ToTInferencer", "tot",
+        _GEN | {"prompt_wrapper", "prompt_sample", "method_generate", "method_evaluate", "method_select",
+                "n_generate_sample", "n_evaluate_sample", "n_select_sample"},
+        {"naive_run": "the reference stores it but never reads it"},
+        "ToTInferencer runs a breadth-first tree-of-thought search per row (the prompt wrapper's propose/value "
+        "prompts, each call cached); an HTTP model answers each prompt once, as in the reference; the kept "
+        "candidates are the row's output and the best of them is scored"),
+    "AttackInferencer": InferencerForm(
+        "AttackInferencer", "attack",
+        frozenset({"max_out_len", "max_seq_len", "original_prompt_list", "adv_key", "metric_key",
+                   "gen_field_replace_token", "dataset_cfg"}),
+        {"generation_kwargs": "the reference's AttackInferencer does not pass them to the model"},
+        "AttackInferencer runs PromptBench's prompt selection: every prompt of original_prompt_list fills "
+        "{adv_key} and is scored on the dataset with its eval_cfg; the prompts are ranked by that score"),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
@@ -83,8 +99,6 @@ CHAT_TURNS = InferencerForm(
     {"temperature": "set generation_kwargs on the model", "do_sample": "set generation_kwargs on the model"})
 
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
-    "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
-    "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
     "SWCELossInferencer": "sliding-window cross-entropy over a corpus",
     "InferencePPLOnlyInferencer": "token-wise perplexity with per-row token counts",
