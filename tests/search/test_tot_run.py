@@ -194,3 +194,22 @@ def test_a_rerun_sends_nothing_and_gives_the_same_answers(tmp_path, monkeypatch)
         assert res.exit_code == 0, res.output
         assert srv.total_received == n
     assert (work / "predictions" / "stub" / "game24.jsonl").read_text() == first
+
+
+def test_a_failed_request_fails_its_row_only(tmp_path, monkeypatch) -> None:
+    from openai_stub import Fault
+
+    monkeypatch.chdir(tmp_path)
+    _write_data(tmp_path)
+
+    def refuse(key: str, attempt: int, body: dict):
+        return Fault("status", 400) if "Input: 1 1 1 1\n" in body["messages"][-1]["content"] else None
+
+    with StubServer(answer=model, faults=refuse) as srv:
+        res, work = _run(tmp_path, srv.url)
+    assert res.exit_code == 3, res.output  # the CLI's "some rows failed" status
+    preds = [json.loads(line) for line in (work / "predictions" / "stub" / "game24.jsonl").read_text().splitlines()]
+    assert ["error" in p for p in preds] == [False, False, True, False, False]
+    assert preds[2]["error"]["kind"].startswith("http_400") and preds[2]["output"] is None
+    result = json.loads((work / "results" / "stub" / "game24.json").read_text())
+    assert result["failed_rows"] == 1 and result["metrics"] == {"acc score": 3 / 5}

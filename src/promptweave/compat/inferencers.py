@@ -89,8 +89,9 @@ INFERENCERS: dict[str, InferencerForm] = {
         frozenset({"max_out_len", "max_seq_len", "original_prompt_list", "adv_key", "metric_key",
                    "gen_field_replace_token", "dataset_cfg"}),
         {"generation_kwargs": "the reference's AttackInferencer does not pass them to the model"},
-        "AttackInferencer runs PromptBench's prompt selection: every prompt of original_prompt_list fills "
-        "{adv_key} and is scored on the dataset with its eval_cfg; the prompts are ranked by that score"),
+        "AttackInferencer runs PromptBench's prompt selection: each prompt of original_prompt_list fills the "
+        "template's adv_key placeholder and is scored on the whole dataset with its eval_cfg; the prompts are "
+        "ranked by that score (results: prompt_selection; attack/<model>/<dataset>_attacklog.txt)"),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
