@@ -34,6 +34,7 @@ from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, Slidin
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 from promptweave.errors import ReferenceUnavailableError  # bridge: a reference class read from its source only
 from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
+from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 
 __version__ = "0.1.0"
 
@@ -54,4 +55,5 @@ __all__ = [
     "RunRequest", "make_executor",
     "ReferenceUnavailableError",
     "MissingExtraError",
+    "AttackStageError", "ReferenceTextMissingError",
 ]

@@ -5,8 +5,9 @@ perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn``
 BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
-``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row) and ``function_call`` (the row's functions are sent
-as tools; the returned calls are the prediction). Every inferencer keyword is either honoured or
+``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row), ``function_call`` (the row's functions are sent
+as tools; the returned calls are the prediction), ``tot`` (a tree-of-thought search per row, infer/tot.py) and
+``attack`` (PromptBench prompt selection: the dataset scored under each prompt of a list, infer/attack.py). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
 from __future__ import annotations

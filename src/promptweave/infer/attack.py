@@ -122,3 +122,16 @@ def rank(scores: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
 def selection_log(ranked: Sequence[tuple[str, float]]) -> str:
     """The reference's ``attacklog.txt`` lines for the ranked prompts."""
     return "".join("Prompt: {}, acc: {:.2f}%\n".format(p, acc * 100) for p, acc in ranked)
+
+
+def first_prompt_spec(spec: Any) -> tuple[Any, str | None]:
+    """For ``view``: an AttackInferencer dataset with its first prompt filled in, and a note saying so."""
+    import dataclasses
+
+    if spec.inferencer.type != "AttackInferencer":
+        return spec, None
+    s = AttackSettings.from_settings(spec.inferencer.settings, file=spec.file,
+                                     field=f"{spec.field}.infer_cfg.inferencer")
+    note = (f"{spec.abbr}: AttackInferencer: shown with the first of the {len(s.prompts)} prompts of "
+            f"original_prompt_list in {{{s.adv_key}}}; the run sends each of them")
+    return dataclasses.replace(spec, test=with_prompt(spec.test, s.adv_key, s.prompts[0])), note
