@@ -35,16 +35,17 @@ REFERENCE_PACKAGE = "opencompass"
 REFERENCE_PIN = "opencompass==0.5.4"
 
 
-@lru_cache(maxsize=8)
 def _reference_constants(package: str, module: str) -> dict[str, Any] | None:
-    from promptweave.compat.reference_index import (
-        StaticPackage,
-        _module_constants,
-        package_root,
-        references_hidden,
-    )
+    from promptweave.compat.reference_index import references_hidden
 
-    root = None if references_hidden() else package_root(package)
+    return None if references_hidden() else _installed_constants(package, module)
+
+
+@lru_cache(maxsize=8)
+def _installed_constants(package: str, module: str) -> dict[str, Any] | None:
+    from promptweave.compat.reference_index import StaticPackage, _module_constants, package_root
+
+    root = package_root(package)
     if root is None:
         return None
     tree = StaticPackage(package, root).tree(module)
