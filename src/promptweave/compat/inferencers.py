@@ -7,7 +7,9 @@ answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each l
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
 ``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row), ``function_call`` (the row's functions are sent
 as tools; the returned calls are the prediction), ``tot`` (a tree-of-thought search per row, infer/tot.py) and
-``attack`` (PromptBench prompt selection: the dataset scored under each prompt of a list, infer/attack.py). Every inferencer keyword is either honoured or
+``attack`` (PromptBench prompt selection: the dataset scored under each prompt of a list, infer/attack.py). ``inference_ppl`` (the summed loss and count of the tokens inside
+each row's labelled character spans) and ``sw_ce_loss`` (cross-entropy of the whole corpus through a sliding token
+window) run on local transformers models only (``infer/inference_ppl.py``, ``infer/sw_ce_loss.py``). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
 from __future__ import annotations
@@ -76,6 +78,12 @@ INFERENCERS: dict[str, InferencerForm] = {
         note="BFCLV3FunctionCallInferencer runs as function calling: each row's first turn goes to the API model "
              "with its functions as the request's tools, and the returned tool_calls are the prediction (the "
              "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
+    # eval helper: corpus-loss forms on a local transformers model (infer/inference_ppl.py, infer/sw_ce_loss.py)
+    "InferencePPLOnlyInferencer": InferencerForm(
+        "InferencePPLOnlyInferencer", "inference_ppl", frozenset({"max_seq_len"})),
+    "SWCELossInferencer": InferencerForm(
+        "SWCELossInferencer", "sw_ce_loss", frozenset({"block_size", "stride"}),
+        {"max_seq_len": "the window is block_size tokens, as in the reference"}),
     # search (infer/tot.py, infer/attack.py): the model in a search loop
     "ToTInferencer": InferencerForm(
         "ToTInferencer", "tot",
@@ -102,8 +110,6 @@ CHAT_TURNS = InferencerForm(
 
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
-    "SWCELossInferencer": "sliding-window cross-entropy over a corpus",
-    "InferencePPLOnlyInferencer": "token-wise perplexity with per-row token counts",
     "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
 }
 
