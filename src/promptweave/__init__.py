@@ -36,6 +36,7 @@ from promptweave.errors import ReferenceUnavailableError  # bridge: a reference 
 from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
 from promptweave.infer.agent import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
+from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 
 __version__ = "0.1.0"
 
@@ -57,4 +58,5 @@ __all__ = [
     "ReferenceUnavailableError",
     "MissingExtraError",
     "AgentInferencer", "AgentSettings", "ReActProtocol", "PythonSession", "SessionLimits",
+    "AttackStageError", "ReferenceTextMissingError",
 ]

@@ -63,6 +63,11 @@ def view_cmd(
             finals = [final_model(m) for m in models]
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
+                from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
+
+                spec, attack_note = first_prompt_spec(spec)
+                if attack_note:
+                    warnings.warn(attack_note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 if judge is not None:  # eval hook: the judge's prompts from the run's predictions
                     from promptweave.evaluate.judge_view import judge_records, show_judge

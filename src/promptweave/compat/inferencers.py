@@ -7,8 +7,9 @@ answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each l
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
 ``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row), ``agent``
 (AgentInferencer's ``every`` / ``every_with_gt``: a ReAct code agent answers each user message, its code run in a
-sandboxed Python session) and ``function_call`` (the row's functions are sent
-as tools; the returned calls are the prediction). ``inference_ppl`` (the summed loss and count of the tokens inside
+sandboxed Python session), ``function_call`` (the row's functions are sent
+as tools; the returned calls are the prediction), ``tot`` (a tree-of-thought search per row, infer/tot.py) and
+``attack`` (PromptBench prompt selection: the dataset scored under each prompt of a list, infer/attack.py). ``inference_ppl`` (the summed loss and count of the tokens inside
 each row's labelled character spans) and ``sw_ce_loss`` (cross-entropy of the whole corpus through a sliding token
 window) run on local transformers models only (``infer/inference_ppl.py``, ``infer/sw_ce_loss.py``). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
@@ -85,6 +86,23 @@ INFERENCERS: dict[str, InferencerForm] = {
     "SWCELossInferencer": InferencerForm(
         "SWCELossInferencer", "sw_ce_loss", frozenset({"block_size", "stride"}),
         {"max_seq_len": "the window is block_size tokens, as in the reference"}),
+    # search (infer/tot.py, infer/attack.py): the model in a search loop
+    "ToTInferencer": InferencerForm(
+        "ToTInferencer", "tot",
+        _GEN | {"prompt_wrapper", "prompt_sample", "method_generate", "method_evaluate", "method_select",
+                "n_generate_sample", "n_evaluate_sample", "n_select_sample"},
+        {"naive_run": "the reference stores it but never reads it"},
+        "ToTInferencer runs a breadth-first tree-of-thought search per row (the prompt wrapper's propose/value "
+        "prompts, each call cached); an HTTP model answers each prompt once, as in the reference; the kept "
+        "candidates are the row's output and the best of them is scored"),
+    "AttackInferencer": InferencerForm(
+        "AttackInferencer", "attack",
+        frozenset({"max_out_len", "max_seq_len", "original_prompt_list", "adv_key", "metric_key",
+                   "gen_field_replace_token", "dataset_cfg"}),
+        {"generation_kwargs": "the reference's AttackInferencer does not pass them to the model"},
+        "AttackInferencer runs PromptBench's prompt selection: each prompt of original_prompt_list fills the "
+        "template's adv_key placeholder and is scored on the whole dataset with its eval_cfg; the prompts are "
+        "ranked by that score (results: prompt_selection; attack/<model>/<dataset>_attacklog.txt)"),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
@@ -103,8 +121,6 @@ AGENT_TURNS = InferencerForm(
     "`run` needs --allow-code-exec")
 
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
-    "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
-    "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
     "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
 }

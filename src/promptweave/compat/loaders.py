@@ -12,6 +12,7 @@ from promptweave.data.loaders import (
     cibench,
     code,
     corpus,
+    game24,
     generic,
     hub,
     math_qa,
@@ -54,6 +55,7 @@ LOADERS = {
     # maths
     "GSM8KDataset": math_qa.gsm8k,
     "MATHDataset": math_qa.math,
+    "Game24Dataset": game24.game24,  # search: ToTInferencer's Game of 24
     "Aime2024Dataset": math_qa.aime2024,
     "TheoremQADataset": math_qa.theoremqa,
     "OlympiadBenchDataset": math_qa.olympiadbench,

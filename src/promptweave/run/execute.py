@@ -113,6 +113,10 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         from promptweave.infer.forms import form_rows
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
+    elif task.mode == "tot":  # search hook: ToTInferencer's tree-of-thought search (run/tot.py)
+        from promptweave.run.tot import tot_rows
+
+        out = tot_rows(task, records, model, cache, progress)
     elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
         from promptweave.run.chat_turns import chat_rows
 
@@ -123,7 +127,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         out = agent_rows(task, records, model, cache, progress)
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat or agent")
+                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat, agent or tot")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:
@@ -234,6 +238,10 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
             rows, extra = run_multiturn(task, model, cache, progress)
             write_atomic(ppath, "".join(_jsonl(r) for r in rows))
             n_rows = task.rows
+        elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
+            from promptweave.run.attack import run_attack
+
+            extra, n_rows = run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)

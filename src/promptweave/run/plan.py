@@ -401,6 +401,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             resolve_model_type(jcfg, file=file, field=f"{jwhere}.type")  # the judge model must be one we can run
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in todo}
+        if mode in ("tot", "attack"):  # search hook: ToTInferencer / AttackInferencer (run/search_plan.py)
+            from promptweave.run.search_plan import search_tasks
+
+            tasks += search_tasks(cfg, ds, raw, i, mode, todo, golds, model_ids, specs, make_model, allow_code,
+                                  load_data, counters, where)
+            continue
         extra: dict[str, Any] = {}
         if mode == "sc":
             extra["sc_size"] = int(settings.get("sc_size", 1))
