@@ -19,6 +19,7 @@ import asyncio
 import email.utils
 import json
 import random
+import re
 import threading
 import time
 import urllib.parse
@@ -463,6 +464,9 @@ class ReadTimeout(TransportTimeout):
 
 
 _MAX_HEAD = 1 << 16  # a reply head larger than this is not an HTTP server talking
+_STATUS = re.compile(r"[1-5][0-9][0-9]")
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_HEX = re.compile(rb"[0-9a-fA-F]{1,15}")
 
 
 class _Conn(asyncio.Protocol):
@@ -586,7 +590,7 @@ class _Conn(asyncio.Protocol):
             lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
             del buf[: end + 4]
             parts = lines[0].split(" ", 2)
-            if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not _STATUS.fullmatch(parts[1]):
                 raise RemoteProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
             status = int(parts[1])
             headers: dict[str, str] = {}
@@ -605,14 +609,10 @@ class _Conn(asyncio.Protocol):
             if "chunked" in headers.get("transfer-encoding", "").lower():
                 self._framing, self._chunks, self._need = "chunked", [], -1
             elif "content-length" in headers:
-                try:
-                    self._need = int(headers["content-length"])
-                except ValueError:
-                    raise RemoteProtocolError(
-                        f"bad Content-Length {headers['content-length']!r}") from None
-                if self._need < 0:
-                    raise RemoteProtocolError(f"bad Content-Length {self._need}")
-                self._framing = "length"
+                length = headers["content-length"]
+                if not _DIGITS.fullmatch(length):  # also a repeated header whose copies disagree
+                    raise RemoteProtocolError(f"bad Content-Length {length[:40]!r}")
+                self._framing, self._need = "length", int(length)
             elif status in (204, 304):
                 self._framing, self._need = "length", 0
             else:
@@ -622,7 +622,7 @@ class _Conn(asyncio.Protocol):
                 content = bytes(buf[: self._need])
                 del buf[: self._need]
                 self._finish(content, keep=True)
-        elif self._framing == "chunked":
+        elif self._framing != "close":  # chunked, or in the trailer after the last chunk
             self._parse_chunks()
 
     def _parse_chunks(self) -> None:
@@ -635,10 +635,9 @@ class _Conn(asyncio.Protocol):
                         raise RemoteProtocolError("a chunk-size line is too long")
                     return
                 size_text = bytes(buf[:eol]).split(b";", 1)[0].strip()
-                try:
-                    self._need = int(size_text, 16)
-                except ValueError:
-                    raise RemoteProtocolError(f"bad chunk size {size_text[:20]!r}") from None
+                if not _HEX.fullmatch(size_text):
+                    raise RemoteProtocolError(f"bad chunk size {size_text[:20]!r}")
+                self._need = int(size_text, 16)
                 del buf[: eol + 2]
                 if self._need == 0:
                     self._framing = "trailer"
@@ -758,14 +757,17 @@ class _HTTP:
 
 
 def _ssl_context() -> Any:
+    """The system's trust store (``SSL_CERT_FILE`` honoured) plus certifi's bundle when installed, as httpx has."""
     import ssl
 
+    ctx = ssl.create_default_context()
     try:
-        import certifi  # the CA bundle httpx and requests use, when it is installed
+        import certifi
 
-        return ssl.create_default_context(cafile=certifi.where())
+        ctx.load_verify_locations(certifi.where())
     except ImportError:
-        return ssl.create_default_context()
+        pass
+    return ctx
 
 
 def _chat_content(data: Any) -> str:
