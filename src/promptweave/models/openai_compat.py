@@ -332,9 +332,12 @@ class OpenAICompatModel:
         return (scores, offsets) if with_offsets else scores
 
     # -- batch driver ----------------------------------------------------------
+    batches_results = True  # run_batch takes ``on_results`` (infer/dispatch.py stores each burst in one go)
+
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
                   on_result: Callable[[int, Any], None] | None = None,
-                  on_error: Callable[[int, ModelError], None] | None = None) -> list[Any]:
+                  on_error: Callable[[int, ModelError], None] | None = None,
+                  on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
         """Send ``items`` concurrently; call ``on_result(i, value)`` as each finishes.
 
         ``kind`` is ``chat`` / ``complete`` / ``score`` / ``loglikelihood``. With ``on_error``,
@@ -343,13 +346,19 @@ class OpenAICompatModel:
         concerns every request (or any error without ``on_error``) cancels what is still
         pending and is raised after the finished results have been delivered, so nothing
         already answered is lost.
+
+        ``on_results([(i, value), ...])`` is the batched form: the answers that arrived together
+        (in one turn of the event loop) are handed over in one call, so a cache stores them in one
+        transaction; as with ``on_result``, a worker sends its next request only after its answer
+        was handed over.
         """
         params = params or GenerationParams()
-        return _run_sync(self._run_batch(kind, list(items), params, on_result, on_error))
+        return _run_sync(self._run_batch(kind, list(items), params, on_result, on_error, on_results))
 
     async def _run_batch(self, kind: str, items: list, params: GenerationParams,
                          on_result: Callable[[int, Any], None] | None,
-                         on_error: Callable[[int, ModelError], None] | None = None) -> list[Any]:
+                         on_error: Callable[[int, ModelError], None] | None = None,
+                         on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
         self._limiter = _RateLimiter(self.rpm)
         results: list[Any] = [None] * len(items)
         queue: asyncio.Queue[int] = asyncio.Queue()
@@ -357,6 +366,30 @@ class OpenAICompatModel:
             queue.put_nowait(i)
         n_workers = min(self.concurrency, max(len(items), 1))
         client = self._client(n_workers)
+        loop = asyncio.get_running_loop()
+        pending: list[tuple[int, Any]] = []
+        flushed: list[asyncio.Future] = []  # the future the answers in ``pending`` wait on, once one is due
+
+        def flush() -> None:
+            batch, fut = pending[:], flushed.pop()
+            pending.clear()
+            try:
+                on_results(batch)  # type: ignore[misc]
+                if on_result is not None:
+                    for i, value in batch:
+                        on_result(i, value)
+            except BaseException as exc:  # every worker of the batch raises it; the batch stops
+                fut.set_exception(exc)
+            else:
+                fut.set_result(None)
+
+        async def deliver(i: int, value: Any) -> None:
+            pending.append((i, value))
+            if not flushed:
+                flushed.append(loop.create_future())
+                # after the callbacks already queued: the other answers of this turn join the batch
+                loop.call_soon(flush)
+            await flushed[0]
 
         async def worker(w: int) -> None:
             while True:
@@ -374,7 +407,9 @@ class OpenAICompatModel:
                 results[i] = value
                 # delivered before this worker takes the next item, so a caller that records
                 # results (the cache) has recorded this one before the next request goes out
-                if on_result is not None:
+                if on_results is not None:
+                    await deliver(i, value)
+                elif on_result is not None:
                     on_result(i, value)
 
         tasks = [asyncio.create_task(worker(w)) for w in range(n_workers)]
