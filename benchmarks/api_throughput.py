@@ -8,7 +8,7 @@ Besides the rate it prints the latency each request spends beyond the server's o
 (c / rate - latency), and the CPU per request of the client (this process) and of the
 server process: on a small machine the two share the cores, so either can be the limit.
 
-    PYTHONPATH=src python benchmarks/api_throughput.py [--latency 0.05] [--requests 640]
+    PYTHONPATH=src python benchmarks/api_throughput.py [--latency 0.05] [--requests 1920] [--repeat 3]
 """
 from __future__ import annotations
 
@@ -47,6 +47,8 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--requests", type=int, default=1920, help="requests per concurrency level (at least 10 rounds)")
     ap.add_argument("--levels", default="1,4,16,64")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per level; the fastest is shown (on a shared machine the others measure its load)")
     args = ap.parse_args()
     port = free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "servers" / "openai_stub.py"), "--port",
@@ -61,19 +63,23 @@ def main() -> None:
             n = max(args.requests, 10 * c) if c > 1 else max(40, args.requests // 16)
             model = OpenAICompatModel(url, "stub", concurrency=c, backoff_base=0.0)
             convs = [[{"role": "user", "content": f"question {c}-{i}"}] for i in range(n)]
-            model.chat(convs[: min(c, n)], GenerationParams(max_out_len=8))  # warm up connections
-            s0 = process_cpu(server.pid)
-            t0, c0 = time.perf_counter(), time.process_time()
-            model.chat(convs, GenerationParams(max_out_len=8))
-            rate = n / (time.perf_counter() - t0)
-            cpu = (time.process_time() - c0) / n
-            s1 = process_cpu(server.pid)
-            server_cpu = f"{(s1 - s0) / n * 1000:>12.2f} ms" if s0 is not None and s1 is not None else "n/a"
+            model.chat(convs[: min(c, n)], GenerationParams(max_out_len=8))  # warm up the code paths
+            runs = []
+            for _ in range(args.repeat):
+                s0 = process_cpu(server.pid)
+                t0, c0 = time.perf_counter(), time.process_time()
+                model.chat(convs, GenerationParams(max_out_len=8))
+                rate = n / (time.perf_counter() - t0)
+                cpu = (time.process_time() - c0) / n
+                s1 = process_cpu(server.pid)
+                runs.append((rate, cpu, None if s0 is None or s1 is None else (s1 - s0) / n))
+            rate, cpu, server_cpu = max(runs, key=lambda r: r[0])
             bound = c / args.latency
-            # the client process cannot go faster than one request per ``cpu`` seconds of its own CPU
             added = (c / rate - args.latency) * 1000
+            served = "n/a" if server_cpu is None else f"{server_cpu * 1000:.2f} ms"
+            # the client process cannot go faster than one request per ``cpu`` seconds of its own CPU
             print(f"{c:>11} {rate:>9.1f} {bound:>9.1f} {rate / bound:>8.1%} {added:>7.2f} ms {cpu * 1000:>12.2f} ms "
-                  f"{1 / cpu:>9.0f}/s {server_cpu:>15}")
+                  f"{1 / cpu:>9.0f}/s {served:>15}")
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -517,7 +517,6 @@ class _Conn(asyncio.Protocol):
         self._timeout = timeout
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self.served = 0
         self._buf = bytearray()
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -598,7 +597,6 @@ class _Conn(asyncio.Protocol):
             keep = False
         if not (keep and head_keep):
             self.close()
-        self.served += 1
         encoding = headers.get("content-encoding", "")
         if encoding in ("gzip", "deflate"):
             try:
