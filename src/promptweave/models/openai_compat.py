@@ -3,10 +3,11 @@
 Requests are sent asynchronously over keep-alive HTTP/1.1 connections driven by asyncio
 protocols (``_HTTP`` below: httpx/httpcore cost ~0.8 ms of client CPU per request in their
 anyio/h11 layers, which capped one process near the 64-concurrent bound; this client costs
-a tenth of that) under a concurrency limit and an optional requests-per-minute limit. 429 / 5xx / timeouts / dropped connections and
-malformed 200 replies (a body that is not JSON, or JSON without the expected
-``choices``) are retried with exponential backoff and full jitter, honouring
-``Retry-After``, up to ``max_retries`` times; any other 4xx is permanent.
+a fifth of that or less) under a concurrency limit and an optional requests-per-minute
+limit. 429 / 5xx / timeouts / dropped connections and malformed 200 replies (a body
+that is not JSON, or JSON without the expected ``choices``) are retried with exponential
+backoff and full jitter, honouring ``Retry-After``, up to ``max_retries`` times; any
+other 4xx is permanent.
 
 A permanent error on one request (400, 413, 422: the request itself is at fault) or a
 request that exhausted its retries fails that item only when the caller passes
@@ -379,8 +380,13 @@ class OpenAICompatModel:
                     for i, value in batch:
                         on_result(i, value)
             except BaseException as exc:  # every worker of the batch raises it; the batch stops
-                fut.set_exception(exc)
-            else:
+                if not fut.done():
+                    fut.set_exception(exc)
+                    return
+                raise
+            # done already: a worker awaiting it was cancelled (the batch is being torn down), which
+            # cancels the shared future; the answers were still handed over above
+            if not fut.done():
                 fut.set_result(None)
 
         async def deliver(i: int, value: Any) -> None:
