@@ -116,3 +116,39 @@ def test_renderer_messages_and_text_prompts_reach_chat_endpoint(stub_server: Stu
                                                       {"role": "user", "content": "hi"}]
     assert stub_server.log[1]["path"] == "/v1/chat/completions"
     assert stub_server.log[1]["body"]["messages"] == [{"role": "user", "content": "plain text"}]
+
+
+def test_answers_arriving_together_are_handed_over_together_before_more_are_sent() -> None:
+    with StubServer(latency=0.02) as srv:
+        m = fast(srv.url, concurrency=16)
+        batches: list[list] = []
+        delivered = [0]
+
+        def on_results(pairs: list) -> None:
+            # a worker sends its next request only after its answer is handed over, so no more than
+            # ``concurrency`` requests can have gone out beyond the answers handed over before this call
+            assert srv.total_received <= delivered[0] + 16
+            delivered[0] += len(pairs)
+            batches.append(pairs)
+
+        items = [[{"role": "user", "content": f"q{i}"}] for i in range(160)]
+        out = m.run_batch("chat", items, GenerationParams(), on_results=on_results)
+        got = dict(p for b in batches for p in b)
+        assert sorted(got) == list(range(160)) and sum(map(len, batches)) == 160
+        assert all(got[i] == out[i] for i in range(160))
+
+
+def test_an_error_while_handing_over_stops_the_batch() -> None:
+    with StubServer() as srv:
+        m = fast(srv.url, concurrency=4)
+        calls = []
+
+        def on_results(pairs: list) -> None:
+            calls.append(pairs)
+            if len(calls) == 2:
+                raise OSError("disk full")
+
+        with pytest.raises(OSError, match="disk full"):
+            m.run_batch("chat", [[{"role": "user", "content": f"q{i}"}] for i in range(40)], GenerationParams(),
+                        on_results=on_results)
+        assert len(calls) == 2 and srv.total_received < 40

@@ -21,6 +21,7 @@ import hashlib
 import json
 import re
 import threading
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -181,18 +182,23 @@ class StubServer:
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         self._handlers: set = set()
+        self._transports: weakref.WeakSet = weakref.WeakSet()
         async with server:
             await self._stop_event.wait()
             server.close()
             for t in list(self._handlers):
                 t.cancel()
             await asyncio.gather(*self._handlers, return_exceptions=True)
+            # a transport still flushing a reply to a client that is gone would outlive the loop unclosed
+            for t in list(self._transports):
+                t.abort()
             await asyncio.sleep(0)  # let the closed transports finish closing
 
     # -- HTTP --------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._handlers.add(task)
+        self._transports.add(writer.transport)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

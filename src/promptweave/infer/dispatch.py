@@ -105,9 +105,11 @@ class CachedCaller:
                 self.failed += 1
                 self.progress(len(by_key[keys[todo[j]]]))
 
-            self.model.run_batch(remote_kind, items, params,
-                                 on_result=lambda j, v: store([todo[j]], [v]),
-                                 on_error=failed if self.row_errors else None)
+            deliver: dict[str, Any] = {"on_result": lambda j, v: store([todo[j]], [v])}
+            if getattr(self.model, "batches_results", False):  # api hook: answers that arrive together, one write
+                deliver = {"on_results": lambda pairs: store([todo[j] for j, _ in pairs], [v for _, v in pairs])}
+            self.model.run_batch(remote_kind, items, params, on_error=failed if self.row_errors else None,
+                                 **deliver)
             return results
         self._call_local(kind, requests, params, todo, groups, store)
         return results
