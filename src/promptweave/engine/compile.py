@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import chain, cycle, repeat
+from itertools import chain, count, cycle, repeat
 from typing import Any
 
 __all__ = ["Block", "compile_blocks", "compile_fill", "compile_shot_rows"]
@@ -111,7 +111,7 @@ class _Gen:
         slows.append(f"r{b} = {self.const(block.slow)}(row)")
         if not records:
             return f"r{b}"
-        return f"new(R, (i, r{b}, {self.const(self.info(block))}))"
+        return f"new(R, (i, (r{b},), 0, {self.const(self.info(block))}))"
 
 
 def _inline(gen: _Gen, recs: list[str]) -> str:
@@ -157,9 +157,12 @@ def _source(blocks: Sequence[Block], consts: list, records: bool = True,
     uses_i = records or any(block.kind == "call" for block in blocks)
     target, source = ("i, row", "zip(idx, rows)") if uses_i else ("row", "rows")
     if len(items) == 1:
-        comp = f"[{items[0]} for {target} in {source}]"
+        fast = [f"return [{items[0]} for {target} in {source}]"]
     else:
-        comp = f"LIST(CHAIN([({', '.join(items)},) for {target} in {source}]))"
+        # several prompts per row (ppl labels): an unrolled loop appending each, about 0.7x the time of
+        # a comprehension of per-row tuples chained flat (no tuple per row, no second pass)
+        fast = ["out = []", "add = out.append", f"for {target} in {source}:",
+                *("    " + ln for ln in lines), *(f"    add({rec})" for rec in recs), "return out"]
     consts.extend(gen.consts)
     names = ", ".join(["new", "R", "join", "zip", "LIST", "CHAIN", "ERR"]
                       + [f"k{j}" for j in range(len(consts))])
@@ -171,7 +174,7 @@ def _source(blocks: Sequence[Block], consts: list, records: bool = True,
             + f"        {names}, = K\n"
             + "        rows = LIST(rows)\n"
             + "        try:\n"
-            + f"            return {comp}\n"
+            + "".join(f"            {ln}\n" for ln in fast)
             + "        except ERR:\n"
             + "            pass\n"
             + "        out = []\n"
@@ -196,8 +199,9 @@ def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: lis
     """``run(indices, rows)``: the records of those rows, one per block per row, in row order
     (``records=False``: only what each record's ``rendered`` would be).
 
-    A record is ``(index, rendered, info)`` with ``info`` the fields its block shares with every row
-    (see :class:`promptweave.engine.builder.PromptRecord`): one tuple per block, not per record.
+    A record is ``(index, prompts, pos, info)``: ``prompts[pos]`` is its rendered value, ``prompts`` the
+    chunk's list, ``info`` the fields its block shares with every row (see
+    :class:`promptweave.engine.builder.PromptRecord`): one tuple per block, not per record.
     """
     infos = {id(b): (mode, b.label, ids, None, dataset, model, None, None) for b in blocks}
     consts: list = []
@@ -221,11 +225,11 @@ def _with_records(render: Callable, record: type, infos: tuple) -> Callable:
         info = infos[0]
 
         def run(idx: Any, rows: Any) -> list:
-            return list(map(new, repeat(record), zip(idx, render(idx, rows), repeat(info))))
+            return list(map(new, repeat(record), zip(idx, repeat(render(idx, rows)), count(), repeat(info))))
     else:
         def run(idx: Any, rows: Any) -> list:
             each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
-            return list(map(new, repeat(record), zip(each, render(idx, rows), cycle(infos))))
+            return list(map(new, repeat(record), zip(each, repeat(render(idx, rows)), count(), cycle(infos))))
     return run
 
 
@@ -267,7 +271,9 @@ def compile_shot_rows(plans: Sequence[tuple], train: Any) -> Callable[..., list]
             items.append(f"*MAP({const(piece_of)}, ids[:-1])")
             items += [const(v) if type(v) is str else f"{'t' if v[0] == 'shot' else 'row'}[{const(v[1])}]"
                       for v in last if v != ""]
-        exprs.append("join((" + ", ".join(items) + ",))")
+        # a list display with the pieces unpacked into it goes to join as it is (a tuple display would be
+        # built as a list, then copied into the tuple)
+        exprs.append("join([" + ", ".join(items) + "])")
         slows.append(const(slow))
     loop = "for row, ids in zip(rows, idss)" + (" for t in (TRAIN[ids[-1]],)" if uses_t else "")
     if len(exprs) == 1:
