@@ -23,6 +23,7 @@ from typing import Any
 from promptweave.engine.compile import Block, compile_blocks, compile_fill, compile_shot_rows
 from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ConfigError, DataError, PromptweaveWarning, TemplateError
+from promptweave.infer.records import RecordChunk
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 from promptweave.prompt.ice import build_ice
 from promptweave.prompt.multimodal import has_parts
@@ -331,7 +332,7 @@ class PromptBuilder:
 
     def _compile(self, blocks: list[Block], ids: list[int], records: bool = True) -> Any:
         return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
-                              model=self.model.abbr, records=records)
+                              model=self.model.abbr, records=records, chunk=RecordChunk)
 
     def _record_fn(self, label: Any, ids: Sequence[int]) -> Any:
         """``f(index, row) -> PromptRecord`` for (label, ids), or None where the general path is needed."""
@@ -549,6 +550,12 @@ class PromptBuilder:
         """
         return chain.from_iterable(self._runs(indices, with_prompt, self._fast(compiled and not with_prompt)))
 
+    def record_chunks(self, indices: Sequence[int] | None = None) -> Iterator[list[PromptRecord]]:
+        """``build_all``'s records as the lists they are made in (a compiled chunk is a :class:`RecordChunk`
+        of at most 4,096 rows, with its ``prompts`` list): what a run feeds its inferencers, batch by batch."""
+        for recs in self._runs(indices, False, self._fast(True)):
+            yield recs if isinstance(recs, list) else list(recs)
+
     def prompts(self, indices: Sequence[int] | None = None) -> Iterator[Any]:
         """What the model receives for these rows, in ``build_all``'s order: each record's ``rendered`` only.
 
@@ -677,7 +684,8 @@ class PromptBuilder:
                     else:
                         infos = ((mode, lab, ids, None, ds, model, None, None) for ids in idss for lab in labs)
                         each = chain.from_iterable(map(repeat, sub, repeat(len(labs))))
-                    out = list(map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), count(), infos)))
+                    out = RecordChunk(map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), count(), infos)),
+                                      out)
             finally:
                 if paused:
                     gc.enable()

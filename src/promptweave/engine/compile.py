@@ -195,7 +195,7 @@ def _factory(source: str) -> Callable[..., Callable]:
 
 
 def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: list, dataset: str,
-                   model: str, records: bool = True) -> Callable[[Iterable[int], Iterable[Any]], list]:
+                   model: str, records: bool = True, chunk: type = list) -> Callable[[Iterable[int], Iterable[Any]], list]:
     """``run(indices, rows)``: the records of those rows, one per block per row, in row order
     (``records=False``: only what each record's ``rendered`` would be).
 
@@ -213,23 +213,26 @@ def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: lis
     # Python frame per record, and zip reuses its tuple), about half the cost of making each
     # record inside the comprehension.
     render = _factory(_source(blocks, consts, False))(fixed + tuple(consts))
-    return _with_records(render, record, tuple(infos[id(b)] for b in blocks))
+    return _with_records(render, record, tuple(infos[id(b)] for b in blocks), chunk)
 
 
 _ERRORS = (KeyError, TypeError, IndexError)
 
 
-def _with_records(render: Callable, record: type, infos: tuple) -> Callable:
+def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> Callable:
+    """The records around a chunk's prompts: ``chunk(records, prompts)``, each record pointing into ``prompts``."""
     new, per_row = _tuple_new, len(infos)
     if per_row == 1:
         info = infos[0]
 
         def run(idx: Any, rows: Any) -> list:
-            return list(map(new, repeat(record), zip(idx, repeat(render(idx, rows)), count(), repeat(info))))
+            out = render(idx, rows)
+            return chunk(map(new, repeat(record), zip(idx, repeat(out), count(), repeat(info))), out)
     else:
         def run(idx: Any, rows: Any) -> list:
+            out = render(idx, rows)
             each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
-            return list(map(new, repeat(record), zip(each, repeat(render(idx, rows)), count(), cycle(infos))))
+            return chunk(map(new, repeat(record), zip(each, repeat(out), count(), cycle(infos))), out)
     return run
 
 
