@@ -141,3 +141,17 @@ def test_run_batches_are_bounded_keep_labels_together_and_cover_every_row(name):
     assert [[r.index for r in x] for x in plain.batches(50)] == [[r.index for r in x] for x in batches]
     assert [r.index for x in lazy.select_rows(10, 20).batches(4) for r in x] == \
         [i for i in todo[10:20] for _ in range(per_row)]
+
+
+def test_shared_row_functions_follow_the_examples_rows_and_settings():
+    cfg, kind = shapes()["W1"]
+    train, test = rows(10, 1, False), rows(30, 2, False)
+    ds, m = spec(cfg, kind, train, test)
+    first = list(PromptBuilder(ds, m).prompts())
+    assert list(PromptBuilder(ds, m).prompts()) == first  # a second builder reuses the compiled function
+    train[2]["question"] = "an edited example"  # the same split object, one example changed in place
+    got = list(PromptBuilder(ds, m).prompts())
+    assert got != first and all("an edited example" in p for p in got)
+    assert got == [r.rendered for r in PromptBuilder(ds, m).build_all(compiled=False)]
+    ds.abbr = "other"  # records carry the dataset's abbr: not taken from another builder's function
+    assert {r.dataset for r in PromptBuilder(ds, m).build_all()} == {"other"}

@@ -39,6 +39,9 @@ _MARK_RE = re.compile("\ue000(\\d+)\ue001")
 _MISSING = object()
 _CHUNK = 4096  # rows built per call of a compiled plan: memory stays bounded while build_all is consumed
 _SHOT_PLANS: dict[tuple, tuple] = {}  # per-row-example plans by the template objects they were probed from
+# compiled row functions by the objects they were made from (kept with them, so their ids cannot be reused):
+# a new builder over the same dataset and model skips the plan, its render and the code generation
+_ROW_FNS: dict[tuple, tuple] = {}
 
 
 _FIELDS = ("index", "mode", "label", "shot_ids", "prompt", "rendered", "dataset", "model", "ppl_context",
@@ -328,7 +331,7 @@ class PromptBuilder:
         if plan is None:
             return Block("call", lambda i: self._general(i, label, ids), lab)
         kind, body = plan
-        return Block(kind, body, lab, body.fill if kind == "str" else (lambda row: self._run_plan(plan, row)))
+        return Block(kind, body, lab, body.fill if kind == "str" else partial(_run_plan, plan))
 
     def _compile(self, blocks: list[Block], ids: list[int], records: bool = True) -> Any:
         return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
@@ -345,7 +348,7 @@ class PromptBuilder:
             if entry[3] < 2:  # used once (e.g. per-row BM25 examples): interpret, do not compile
                 info = (self.mode, label if self.mode == "ppl" else None, entry[1], None, self.dataset.abbr,
                         self.model.abbr, None, None)
-                return lambda i, row: _record((i, (self._run_plan(entry[0], row),), 0, info), None)
+                return lambda i, row: _record((i, (_run_plan(entry[0], row),), 0, info), None)
             run = entry[2] = self._compile([self._block(label, entry)], entry[1])
         return lambda i, row: run((i,), (row,))[0]
 
@@ -355,13 +358,41 @@ class PromptBuilder:
         key = ("*rows", records, tuple(labels), tuple(ids))
         run = self._plans.get(key)
         if run is None:
+            shared = self._shared_key(key, ids)
+            hit = _ROW_FNS.get(shared[0])
+            if hit is not None and hit[0] == shared[1]:
+                run = self._plans[key] = hit[1]
+                return run
             labs = labels or (None,)
             entries = [self._entry(lab, ids) for lab in labs]
             if self.mode == "gen" and entries[0][0] is None:
                 return None
-            run = self._compile([self._block(lab, e) for lab, e in zip(labs, entries)], entries[0][1], records)
+            blocks = [self._block(lab, e) for lab, e in zip(labs, entries)]
+            run = self._compile(blocks, entries[0][1], records)
             self._plans[key] = run
+            if all(b.kind != "call" for b in blocks):  # a "call" block is this builder's general path
+                _ROW_FNS[shared[0]] = (shared[1], run)
+                if len(_ROW_FNS) > 64:
+                    _ROW_FNS.pop(next(iter(_ROW_FNS)))
         return run
+
+    def _shared_key(self, key: tuple, ids: Sequence[int]) -> tuple[tuple, tuple]:
+        """(lookup key, what must still hold) for a compiled row function shared by builders: the same
+        template and meta template objects and settings, and the examples' rows equal to those it was made
+        from."""
+        ds, model, r = self.dataset, self.model, self.dataset.retriever
+        train = ds.train
+        # the split itself is not kept (it may be large): the examples' rows are, as values, and the
+        # plan depends on nothing else of it
+        objs = (ds.template, ds.ice_template, model.meta)
+        try:
+            shots = tuple(dict(train[j]) for j in ids)
+        except Exception:  # noqa: BLE001 - an id the general path reports: nothing is shared
+            shots = (object(),)
+        lookup = (key, tuple(map(id, objs)), id(train), model.kind, model.dialect, self.mode, r.ice_separator,
+                  r.ice_eos_token, self.output, ds.inferencer.gen_field_replace_token, ds.inferencer.normalizing_str,
+                  ds.abbr, model.abbr, self._plans_ok)
+        return lookup, (objs, shots)
 
     def _make_plan(self, label: Any, ids: Sequence[int]) -> Any:
         ice = self._ice(ids)
@@ -492,20 +523,6 @@ class PromptBuilder:
             # the last example's text is a piece too: every example comes from the piece cache
             return [*head, ("pieces",), *last[len(piece):]], piece, None
         return head, piece, last
-
-    def _run_plan(self, plan: Any, row: Mapping[str, Any]) -> Any:
-        kind, body = plan
-        if kind == "str":
-            return body.fill(row)
-        out = []
-        for m, p in body:
-            if p is None:
-                out.append(m if "prompt" not in m else dict(m))
-            else:
-                d = dict(m)
-                d["prompt"] = p.fill(row)
-                out.append(d)
-        return out
 
     def _general(self, index: int, label: Any, ids: Sequence[int], with_prompt: bool = False) -> PromptRecord:
         """Fill the template into a str / Dialogue and render it: the path every plan must agree with."""
@@ -752,6 +769,22 @@ class PromptBuilder:
             return Dialogue(ice.items[:-1])  # build_ice always closes with the eos item
         _, eos = self.ice_glue()
         return ice[:len(ice) - len(eos)] if eos and ice.endswith(eos) else ice
+
+
+def _run_plan(plan: Any, row: Mapping[str, Any]) -> Any:
+    """A plan filled from one row by its interpreter (rows the compiled body cannot take)."""
+    kind, body = plan
+    if kind == "str":
+        return body.fill(row)
+    out = []
+    for m, p in body:
+        if p is None:
+            out.append(m if "prompt" not in m else dict(m))
+        else:
+            d = dict(m)
+            d["prompt"] = p.fill(row)
+            out.append(d)
+    return out
 
 
 def render_prompt(prompt: Any, model: ModelSpec, mode: str = "gen") -> Any:
