@@ -20,7 +20,7 @@ from itertools import chain, compress, count, repeat
 from operator import eq, itemgetter, ne
 from typing import Any
 
-from promptweave.engine.compile import Block, compile_blocks, compile_fill, compile_shot_rows
+from promptweave.engine.compile import Block, compile_blocks, compile_fill, compile_shot_rows, positions
 from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ConfigError, DataError, PromptweaveWarning, TemplateError
 from promptweave.infer.records import RecordChunk
@@ -701,7 +701,7 @@ class PromptBuilder:
                     else:
                         infos = ((mode, lab, ids, None, ds, model, None, None) for ids in idss for lab in labs)
                         each = chain.from_iterable(map(repeat, sub, repeat(len(labs))))
-                    out = RecordChunk(map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), count(), infos)),
+                    out = RecordChunk(map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), positions(), infos)),
                                       out)
             finally:
                 if paused:

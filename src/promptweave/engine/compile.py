@@ -28,7 +28,7 @@ from functools import lru_cache
 from itertools import chain, count, cycle, repeat
 from typing import Any
 
-__all__ = ["Block", "compile_blocks", "compile_fill", "compile_shot_rows"]
+__all__ = ["Block", "compile_blocks", "compile_fill", "compile_shot_rows", "positions"]
 
 _tuple_new = tuple.__new__
 
@@ -217,6 +217,14 @@ def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: lis
 
 
 _ERRORS = (KeyError, TypeError, IndexError)
+# A record's position in its chunk, from ints made once: a chunk's records allocate no int of their own
+# (ints past 256 are objects; 16,384 covers a 4,096-row chunk of 4 ppl labels), larger chunks count on.
+_POS = tuple(range(1 << 14))
+
+
+def positions() -> Iterable[int]:
+    """0, 1, 2, ... as shared int objects where it can."""
+    return chain(_POS, count(len(_POS)))
 
 
 def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> Callable:
@@ -227,12 +235,12 @@ def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> 
 
         def run(idx: Any, rows: Any) -> list:
             out = render(idx, rows)
-            return chunk(map(new, repeat(record), zip(idx, repeat(out), count(), repeat(info))), out)
+            return chunk(map(new, repeat(record), zip(idx, repeat(out), positions(), repeat(info))), out)
     else:
         def run(idx: Any, rows: Any) -> list:
             out = render(idx, rows)
             each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
-            return chunk(map(new, repeat(record), zip(each, repeat(out), count(), cycle(infos))), out)
+            return chunk(map(new, repeat(record), zip(each, repeat(out), positions(), cycle(infos))), out)
     return run
 
 
