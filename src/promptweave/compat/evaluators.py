@@ -12,12 +12,13 @@ from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
     LCPassKEvaluator,
-    MBPPEvaluator,
     MBPPPassKEvaluator,
 )
+from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
+from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
 from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
 from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
 from promptweave.evaluate.pmmeval import (
@@ -104,6 +105,9 @@ EVALUATORS: dict[str, type] = {
     **LAWBENCH_BY_INDEX,
     "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
     "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
+    # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
+    "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
+    "BPCEvaluator": BPCEvaluator,
     # promptweave's own short names
     "accuracy": ev.AccEvaluator,
     "ppl_accuracy": ev.PPLAccEvaluator,

@@ -6,7 +6,9 @@ BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority v
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
 ``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row) and ``function_call`` (the row's functions are sent
-as tools; the returned calls are the prediction). Every inferencer keyword is either honoured or
+as tools; the returned calls are the prediction). ``inference_ppl`` (the summed loss and count of the tokens inside
+each row's labelled character spans) and ``sw_ce_loss`` (cross-entropy of the whole corpus through a sliding token
+window) run on local transformers models only (``infer/inference_ppl.py``, ``infer/sw_ce_loss.py``). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
 """
 from __future__ import annotations
@@ -75,6 +77,12 @@ INFERENCERS: dict[str, InferencerForm] = {
         note="BFCLV3FunctionCallInferencer runs as function calling: each row's first turn goes to the API model "
              "with its functions as the request's tools, and the returned tool_calls are the prediction (the "
              "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
+    # eval helper: corpus-loss forms on a local transformers model (infer/inference_ppl.py, infer/sw_ce_loss.py)
+    "InferencePPLOnlyInferencer": InferencerForm(
+        "InferencePPLOnlyInferencer", "inference_ppl", frozenset({"max_seq_len"})),
+    "SWCELossInferencer": InferencerForm(
+        "SWCELossInferencer", "sw_ce_loss", frozenset({"block_size", "stride"}),
+        {"max_seq_len": "the window is block_size tokens, as in the reference"}),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
@@ -86,8 +94,6 @@ UNSUPPORTED_INFERENCERS: dict[str, str] = {
     "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
     "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
-    "SWCELossInferencer": "sliding-window cross-entropy over a corpus",
-    "InferencePPLOnlyInferencer": "token-wise perplexity with per-row token counts",
     "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
 }
 

@@ -10,6 +10,7 @@ from promptweave.data.loaders import (
     bfcl,
     choice,
     code,
+    corpus,
     generic,
     hub,
     math_qa,
@@ -121,4 +122,8 @@ LOADERS = {
     "XsumDataset": text_gen.xsum,
     "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
+    # eval helper: corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
+    "InferencePPLDataset": corpus.inference_ppl,
+    "LLMCompressionDataset": corpus.llm_compression,
+    "MBPPPlusDataset": corpus.mbpp_plus,
 }

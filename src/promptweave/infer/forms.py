@@ -8,7 +8,7 @@ from promptweave.infer.cache import ResponseCache
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
 
-FORMS = ("sc", "ll", "ppl_only", "function_call")
+FORMS = ("sc", "ll", "ppl_only", "function_call", "inference_ppl", "sw_ce_loss")
 
 
 def form_rows(task: Any, model: Any, cache: ResponseCache | None,
@@ -53,6 +53,10 @@ def form_rows(task: Any, model: Any, cache: ResponseCache | None,
             else:
                 row.update(output=pred, prediction=pred)
             out.append(row)
+    elif task.mode in ("inference_ppl", "sw_ce_loss"):  # eval hook: corpus-loss forms
+        from promptweave.infer.corpus_forms import corpus_rows
+
+        out = corpus_rows(task, model, cache, progress)
     else:
         raise ValueError(task.mode)
     return out

@@ -112,7 +112,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         for c in infer_clp(model, records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
                         "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
-    elif task.mode in ("sc", "ll", "ppl_only", "function_call"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
+    elif task.mode in ("sc", "ll", "ppl_only", "function_call", "inference_ppl", "sw_ce_loss"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
         from promptweave.infer.forms import form_rows
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch

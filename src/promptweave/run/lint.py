@@ -25,7 +25,7 @@ STAND_IN_MODELS = [
     {"abbr": "api-chat", "type": "OpenAISDK", "path": "(lint stand-in)", "openai_api_base": "http://127.0.0.1/v1",
      "_lint_stand_in": True, "meta_template": CHAT_TEMPLATE_META},
 ]
-_SCORING_FORMS = ("ppl", "ll", "ppl_only", "clp")
+_SCORING_FORMS = ("ppl", "ll", "ppl_only", "clp", "inference_ppl", "sw_ce_loss")
 
 
 @dataclass

@@ -28,7 +28,7 @@ def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type"
     return resolve_inferencer(inferencer_name(inferencer_type), settings, file=file, field=base)[0].mode
 
 
-_SCORING = ("ppl", "ll", "ppl_only", "clp")
+_SCORING = ("ppl", "ll", "ppl_only", "clp", "inference_ppl", "sw_ce_loss")
 
 
 def check_scoring_model(mode: str, mcfg: Any, *, file: str | None, where: str) -> None:
@@ -396,6 +396,11 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             raise UnsupportedError("PPLOnlyInferencer scores whole prompts and takes no answer column (as the "
                                    "reference asserts)", file=file, field=f"datasets[{i}].reader_cfg.output_column",
                                    value=output, expected="output_column=None")
+        if mode in ("inference_ppl", "sw_ce_loss"):  # eval hook: corpus-loss forms (infer/corpus_forms.py)
+            from promptweave.infer.corpus_forms import plan_settings
+
+            extra.update(plan_settings(mode, ds, todo, settings, output, load_data=load_data, file=file,
+                                       where=f"datasets[{i}]"))
         build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call", "chat") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
             mcfg = mspec.config
@@ -407,6 +412,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                                           names=(ds.abbr, mspec.abbr))
             try:
                 check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
+                from promptweave.infer.local_lm import check_local_lm  # eval hook: corpus-loss forms
+
+                check_local_lm(mode, mcfg, file=file, where=f"models[{j}]")
             except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it
                 tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                                   records=[], mode=mode, evaluation=evaluation, settings={"refused": exc}))
@@ -431,7 +439,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                 dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                 records=records, mode=mode, params=params, evaluation=evaluation,
                 golds=golds if load_data else {}, choices=[str(c) for c in choices],
-                normalizing_str=ds.inferencer.normalizing_str, settings=extra,
+                normalizing_str=ds.inferencer.normalizing_str,
+                # eval hook: the sliding window runs across rows, so its form reads the task's whole corpus
+                settings={**extra, "corpus": records} if mode == "sw_ce_loss" else extra,
             ))
             resolve_model_type(mcfg, file=file, field=f"models[{j}].type")  # after the prompts: their errors first
     return tasks
