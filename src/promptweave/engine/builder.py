@@ -42,6 +42,7 @@ _SHOT_PLANS: dict[tuple, tuple] = {}  # per-row-example plans by the template ob
 # compiled row functions by the objects they were made from (kept with them, so their ids cannot be reused):
 # a new builder over the same dataset and model skips the plan, its render and the code generation
 _ROW_FNS: dict[tuple, tuple] = {}
+_SHOT_RUNS: dict[tuple, tuple] = {}  # compiled per-row-example functions by the shared plans they were made from
 
 
 _FIELDS = ("index", "mode", "label", "shot_ids", "prompt", "rendered", "dataset", "model", "ppl_context",
@@ -670,11 +671,20 @@ class PromptBuilder:
         pieces = [self._pieces.setdefault(tuple(piece), {}) for _, piece, _ in shots]
         run = self._plans.get(key)
         if run is None:
-            slow = [(lambda i, ids, lab=lab: self._general(i, lab, ids).rendered) for lab in labs]
-            run = compile_shot_rows([(head, last, p.__getitem__, sl) for (head, _, last), p, sl
-                                     in zip(shots, pieces, slow)], train)
-            fills = [compile_fill(piece, partial(_fill_items, piece)) for _, piece, _ in shots]
-            run = self._plans[key] = (run, fills)
+            # the compiled functions depend on the (shared) plans alone: builders over them share them too
+            sid = tuple(map(id, shots))
+            hit = _SHOT_RUNS.get(sid)
+            if hit is not None and all(map(operator.is_, hit[0], shots)):
+                compiled, fills = hit[1]
+            else:
+                compiled = compile_shot_rows([(head, last) for head, _, last in shots])
+                fills = [compile_fill(piece, partial(_fill_items, piece)) for _, piece, _ in shots]
+                _SHOT_RUNS[sid] = (tuple(shots), (compiled, fills))
+                if len(_SHOT_RUNS) > 64:
+                    _SHOT_RUNS.pop(next(iter(_SHOT_RUNS)))
+            slow = tuple((lambda i, ids, lab=lab: self._general(i, lab, ids).rendered) for lab in labs)
+            run = self._plans[key] = (partial(compiled, TRAIN=train, P=tuple(p.__getitem__ for p in pieces),
+                                              S=slow), fills)
         run, fills = run
         n_train = len(train)
         mode, ds, model = self.mode, self.dataset.abbr, self.model.abbr

@@ -249,15 +249,16 @@ def plan_source(blocks: Sequence[Block], records: bool = True) -> str:
     return _source(blocks, [], records)
 
 
-def compile_shot_rows(plans: Sequence[tuple], train: Any) -> Callable[..., list]:
-    """``run(indices, rows, ids_per_row)``: rendered prompts for rows with examples of their own, one per
-    plan (ppl label) per row; ``train`` holds the examples' rows.
+def compile_shot_rows(plans: Sequence[tuple]) -> Callable[..., list]:
+    """``run(indices, rows, ids_per_row, train, piece_ofs, slows)``: rendered prompts for rows with examples of
+    their own, one per plan (ppl label) per row; ``train`` holds the examples' rows.
 
-    Each plan is ``(head, last, piece_of, slow)``: ``head`` and ``last`` are item lists (literal str,
-    ``("row", column)``, ``("shot", column)`` of the row's last example), ``piece_of(train_id)`` gives an
-    example's finished text, and ``slow(index, ids)`` renders a row the one-join body cannot take (a
-    missing column, a non-str value, no examples). ``last=None``: every example is a piece and ``head``
-    holds ``("pieces",)`` where they go, with the row's values after them.
+    Each plan is ``(head, last)``: item lists (literal str, ``("row", column)``, ``("shot", column)`` of the
+    row's last example). ``piece_ofs[n](train_id)`` gives an example's finished text for plan ``n``, and
+    ``slows[n](index, ids)`` renders a row the one-join body cannot take (a missing column, a non-str value, no
+    examples). ``last=None``: every example is a piece and ``head`` holds ``("pieces",)`` where they go, with
+    the row's values after them. What depends on one builder (its pieces, its general path) comes in as
+    arguments, so builders over the same plans share the function.
     """
     consts: list = []
 
@@ -265,41 +266,45 @@ def compile_shot_rows(plans: Sequence[tuple], train: Any) -> Callable[..., list]
         consts.append(v)
         return f"k{len(consts) - 1}"
 
-    exprs, slows = [], []
+    exprs = []
     uses_t = False
-    for head, last, piece_of, slow in plans:
+    for n, (head, last) in enumerate(plans):
         items = []
         for v in head:
             if type(v) is str:
                 if v:
                     items.append(const(v))
             elif v[0] == "pieces":
-                items.append(f"*MAP({const(piece_of)}, ids)")
+                items.append(f"*MAP(P{n}, ids)")
             else:
                 items.append(f"row[{const(v[1])}]")
         if last is not None:
             uses_t = True
-            items.append(f"*MAP({const(piece_of)}, ids[:-1])")
+            items.append(f"*MAP(P{n}, ids[:-1])")
             items += [const(v) if type(v) is str else f"{'t' if v[0] == 'shot' else 'row'}[{const(v[1])}]"
                       for v in last if v != ""]
         # a list display with the pieces unpacked into it goes to join as it is (a tuple display would be
         # built as a list, then copied into the tuple)
         exprs.append("join([" + ", ".join(items) + "])")
-        slows.append(const(slow))
     loop = "for row, ids in zip(rows, idss)" + (" for t in (TRAIN[ids[-1]],)" if uses_t else "")
     if len(exprs) == 1:
         comp = f"[{exprs[0]} {loop}]"
     else:
         comp = f"LIST(CHAIN([({', '.join(exprs)},) {loop}]))"
-    names = ", ".join(["join", "zip", "LIST", "CHAIN", "ERR", "MAP", "TRAIN", "LEN", "ALL"]
+    names = ", ".join(["join", "zip", "LIST", "CHAIN", "ERR", "MAP", "LENF", "ALL"]
                       + [f"k{j}" for j in range(len(consts))])
     lines = ["            t = TRAIN[ids[-1]] if ids and -LEN <= ids[-1] < LEN else {}"]
-    for e, sl in zip(exprs, slows):
+    for n, e in enumerate(exprs):
         lines += ["            try:", "                if not ids:", "                    raise ERR[0]",
-                  f"                add({e})", "            except ERR:", f"                add({sl}(i, ids))"]
+                  f"                add({e})", "            except ERR:", f"                add(S{n}(i, ids))"]
+    per = "".join(f"P{n}, " for n in range(len(exprs)))
+    sls = "".join(f"S{n}, " for n in range(len(exprs)))
     source = ("def factory(K):\n"
-              + "    def run(idx, rows, idss):\n"
+              + "    def run(idx, rows, idss, TRAIN, P, S):\n"
               + f"        {names}, = K\n"
+              + f"        {per}= P\n"
+              + f"        {sls}= S\n"
+              + "        LEN = LENF(TRAIN)\n"
               + "        rows = LIST(rows)\n"
               + "        if ALL(idss):  # a row with no examples is the general path's\n"
               + "            try:\n"
@@ -312,7 +317,7 @@ def compile_shot_rows(plans: Sequence[tuple], train: Any) -> Callable[..., list]
               + "\n".join(lines) + "\n"
               + "        return out\n"
               + "    return run\n")
-    fixed = ("".join, zip, list, chain.from_iterable, _ERRORS, map, train, len(train), all)
+    fixed = ("".join, zip, list, chain.from_iterable, _ERRORS, map, len, all)
     return _factory(source)(fixed + tuple(consts))
 
 
