@@ -219,3 +219,16 @@ class ReferenceUnavailableError(PromptweaveError):
     """A reference class known from the installed package's source, needed now, but the package cannot import."""
 
     code = "PW240"
+
+
+# -- search (ToTInferencer, AttackInferencer) --
+class ReferenceTextMissingError(ReferenceUnavailableError):
+    """Prompt texts that belong to a reference package (read from its installed source) cannot be found."""
+
+    code = "PW250"
+
+
+class AttackStageError(UnsupportedError):
+    """An eval config asks for PromptBench's adversarial prompt search, which needs the ``promptbench`` package."""
+
+    code = "PW170"

@@ -64,7 +64,7 @@ def test_scoring_on_a_completions_endpoint_plans(tmp_path) -> None:
 def test_run_errors_name_the_config_file(tmp_path) -> None:
     res = CliRunner().invoke(app, ["run", str(write(tmp_path, "GenInferencer", "NoSuchEvaluator")), "--dry-run"])
     assert res.exit_code != 0 and "eval_x.py" in res.output and "datasets[0].eval_cfg.evaluator.type" in res.output
-    res = CliRunner().invoke(app, ["run", str(write(tmp_path, "AttackInferencer")), "--dry-run"])
+    res = CliRunner().invoke(app, ["run", str(write(tmp_path, "MinKPercentInferencer")), "--dry-run"])
     assert res.exit_code != 0 and "[PW160]" in res.output and "datasets[0].infer_cfg.inferencer.type" in res.output
     res = CliRunner().invoke(app, ["run", str(write(tmp_path, "GenInferencer", model="Gemini")), "--dry-run"])
     assert res.exit_code != 0 and "models[0].type" in res.output and "Gemini" in res.output

@@ -344,6 +344,24 @@ class StubServer:
         return {"id": "cmpl-stub", "object": "text_completion", "model": body.get("model"), "choices": [choice]}
 
 
+def scripted_agent(script: dict, fallback: str = "Final Answer: (no scripted reply)") -> Callable[[dict], str]:
+    """An ``answer`` for code-agent tests (added by the agent helper): the reply to a chat request is
+    ``script[last user message][n]``, ``n`` being the number of assistant messages after that user message (the
+    agent's earlier attempts at this turn). Stateless, so a rerun through the response cache gets the same replies.
+    """
+
+    def answer(body: dict) -> str:
+        msgs = body.get("messages") or []
+        last = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=-1)
+        if last < 0:
+            return fallback
+        attempt = sum(1 for m in msgs[last + 1:] if m.get("role") == "assistant")
+        replies = script.get(msgs[last].get("content"), [])
+        return replies[attempt] if attempt < len(replies) else fallback
+
+    return answer
+
+
 def main() -> None:  # pragma: no cover - manual use
     import argparse
 

@@ -63,6 +63,11 @@ def view_cmd(
             finals = [final_model(m) for m in models]
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
+                from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
+
+                spec, attack_note = first_prompt_spec(spec)
+                if attack_note:
+                    warnings.warn(attack_note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 if judge is not None:  # eval hook: the judge's prompts from the run's predictions
                     from promptweave.evaluate.judge_view import judge_records, show_judge
@@ -203,9 +208,11 @@ class _Shim:
 
 
 def _chat_turns(spec: Any, model: Any) -> Any:
+    from promptweave.infer.agent import agent_turns_inferencer
     from promptweave.infer.chat_turns import chat_turns_inferencer
 
-    return chat_turns_inferencer(spec, model)
+    # agent hook: AgentInferencer every / every_with_gt shows each turn's first call the same way
+    return chat_turns_inferencer(spec, model) or agent_turns_inferencer(spec, model)
 
 
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:

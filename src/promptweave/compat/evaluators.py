@@ -8,6 +8,7 @@ from __future__ import annotations
 from promptweave.evaluate import evaluators as ev
 from promptweave.evaluate.agieval import AGIEvalEvaluator
 from promptweave.evaluate.bfcl import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator  # data hook: BFCL
+from promptweave.evaluate.cibench import CIBenchEvaluator  # agent hook: scores AgentInferencer steps
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
@@ -16,6 +17,7 @@ from promptweave.evaluate.code_exec import (
 )
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
+from promptweave.evaluate.game24 import Game24Evaluator  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
@@ -50,6 +52,7 @@ EVALUATORS: dict[str, type] = {
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
     "HumanEvalEvaluator": HumanEvalEvaluator,
+    "CIBenchEvaluator": CIBenchEvaluator,  # agent helper
     "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
@@ -105,6 +108,7 @@ EVALUATORS: dict[str, type] = {
     **LAWBENCH_BY_INDEX,
     "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
     "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
+    "Game24Evaluator": Game24Evaluator,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
     # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
     "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
     "BPCEvaluator": BPCEvaluator,

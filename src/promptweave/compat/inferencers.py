@@ -5,8 +5,11 @@ perplexity wins), ``clp`` (next-token probability of each choice), ``multiturn``
 BOT turn), ``sc`` (self-consistency: ``sc_size`` sampled generations, majority vote over the postprocessed
 answers), ``ll`` (log-likelihood of the row's ``cont`` continuation after each label's prompt, highest wins) and
 ``ppl_only`` (the perplexity of each prompt is the prediction), ``chat`` (ChatInferencer's ``every`` /
-``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row) and ``function_call`` (the row's functions are sent
-as tools; the returned calls are the prediction). ``inference_ppl`` (the summed loss and count of the tokens inside
+``every_with_gt``: a reply for every assistant message of the row's chat, one prediction list per row), ``agent``
+(AgentInferencer's ``every`` / ``every_with_gt``: a ReAct code agent answers each user message, its code run in a
+sandboxed Python session), ``function_call`` (the row's functions are sent
+as tools; the returned calls are the prediction), ``tot`` (a tree-of-thought search per row, infer/tot.py) and
+``attack`` (PromptBench prompt selection: the dataset scored under each prompt of a list, infer/attack.py). ``inference_ppl`` (the summed loss and count of the tokens inside
 each row's labelled character spans) and ``sw_ce_loss`` (cross-entropy of the whole corpus through a sliding token
 window) run on local transformers models only (``infer/inference_ppl.py``, ``infer/sw_ce_loss.py``). Every inferencer keyword is either honoured or
 named as ignored; a name that is neither implemented nor known is a typed error, never quietly generation.
@@ -83,6 +86,23 @@ INFERENCERS: dict[str, InferencerForm] = {
     "SWCELossInferencer": InferencerForm(
         "SWCELossInferencer", "sw_ce_loss", frozenset({"block_size", "stride"}),
         {"max_seq_len": "the window is block_size tokens, as in the reference"}),
+    # search (infer/tot.py, infer/attack.py): the model in a search loop
+    "ToTInferencer": InferencerForm(
+        "ToTInferencer", "tot",
+        _GEN | {"prompt_wrapper", "prompt_sample", "method_generate", "method_evaluate", "method_select",
+                "n_generate_sample", "n_evaluate_sample", "n_select_sample"},
+        {"naive_run": "the reference stores it but never reads it"},
+        "ToTInferencer runs a breadth-first tree-of-thought search per row (the prompt wrapper's propose/value "
+        "prompts, each call cached); an HTTP model answers each prompt once, as in the reference; the kept "
+        "candidates are the row's output and the best of them is scored"),
+    "AttackInferencer": InferencerForm(
+        "AttackInferencer", "attack",
+        frozenset({"max_out_len", "max_seq_len", "original_prompt_list", "adv_key", "metric_key",
+                   "gen_field_replace_token", "dataset_cfg"}),
+        {"generation_kwargs": "the reference's AttackInferencer does not pass them to the model"},
+        "AttackInferencer runs PromptBench's prompt selection: each prompt of original_prompt_list fills the "
+        "template's adv_key placeholder and is scored on the whole dataset with its eval_cfg; the prompts are "
+        "ranked by that score (results: prompt_selection; attack/<model>/<dataset>_attacklog.txt)"),
 }
 
 # ChatInferencer / ParallelChatInferencer with infer_mode 'every' or 'every_with_gt'
@@ -90,9 +110,17 @@ CHAT_TURNS = InferencerForm(
     "ChatInferencer", "chat", _GEN | {"infer_mode"},
     {"temperature": "set generation_kwargs on the model", "do_sample": "set generation_kwargs on the model"})
 
+# agent helper: AgentInferencer with infer_mode 'every' or 'every_with_gt' (infer/agent.py, run/agent.py)
+AGENT_TURNS = InferencerForm(
+    "AgentInferencer", "agent", frozenset({"infer_mode", "stopping_criteria", "generation_kwargs"}),
+    {"example": "the examples are the ones in the prompt template",
+     "max_out_len": "the agent asks for 512 tokens per call, as the reference's agent does",
+     "max_seq_len": "the agent's history is sent whole, as the reference's agent does"},
+    "AgentInferencer every / every_with_gt runs a ReAct code agent per chat (the reference's CIBench agent, or the "
+    "models' CodeAgent definition): the model's code runs in a persistent Python session per conversation, so "
+    "`run` needs --allow-code-exec")
+
 UNSUPPORTED_INFERENCERS: dict[str, str] = {
-    "AttackInferencer": "it searches adversarial prompt edits (PromptBench) with the model in the loop",
-    "ToTInferencer": "tree-of-thought search with the model as its own evaluator",
     "MinKPercentInferencer": "Min-K% contamination probing needs token-level scores written per row",
     "ChatMLInferencer": "ChatML datasets with tool calls", "ParallelChatMLInferencer": "ChatML datasets with tool calls",
 }
@@ -124,12 +152,9 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
         if mode not in _CHAT_MODES:
             raise UnsupportedError(f"unknown {name} infer_mode", file=file, field=f"{field}.infer_mode",
                                    value=mode, expected=" or ".join(repr(m) for m in _CHAT_MODES))
-        if mode != "last" and name == "AgentInferencer":
-            raise UnsupportedError(
-                f"AgentInferencer infer_mode={mode!r} runs the agent's tools (a code interpreter) at every turn; "
-                "only the tool-free infer_mode='last' is supported", file=file, field=f"{field}.infer_mode",
-                value=mode)
-        if mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
+        if mode != "last" and name == "AgentInferencer":  # agent helper: the ReAct code agent (infer/agent.py)
+            form = AGENT_TURNS
+        elif mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
             form = CHAT_TURNS
     if form.mode == "sc":
         n = settings.get("sc_size", 1)

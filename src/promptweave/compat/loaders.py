@@ -9,8 +9,10 @@ from __future__ import annotations
 from promptweave.data.loaders import (
     bfcl,
     choice,
+    cibench,
     code,
     corpus,
+    game24,
     generic,
     hub,
     math_qa,
@@ -53,6 +55,7 @@ LOADERS = {
     # maths
     "GSM8KDataset": math_qa.gsm8k,
     "MATHDataset": math_qa.math,
+    "Game24Dataset": game24.game24,  # search: ToTInferencer's Game of 24
     "Aime2024Dataset": math_qa.aime2024,
     "TheoremQADataset": math_qa.theoremqa,
     "OlympiadBenchDataset": math_qa.olympiadbench,
@@ -61,6 +64,7 @@ LOADERS = {
     "PhyBenchDataset": math_qa.phybench,
     # code
     "HumanevalDataset": code.humaneval,
+    "CIBenchDataset": cibench.cibench,  # agent helper: notebooks -> chats (AgentInferencer every)
     "MBPPDataset": code.mbpp,
     "MBPPDatasetV2": code.mbpp_v2,
     "SanitizedMBPPDataset": code.sanitized_mbpp,

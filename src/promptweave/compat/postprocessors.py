@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from promptweave.evaluate import postprocess as pp
 from promptweave.evaluate.atlas import atlas_pred_postprocess
+from promptweave.evaluate.game24 import game24_postprocess  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.needlebench import needlebench_atc_postprocess_v2
 from promptweave.evaluate.pmmeval import pmmeval_flores_postprocess, pmmeval_lang_postprocess
 
@@ -82,4 +83,5 @@ POSTPROCESSORS: dict[str, Callable] = {
     "regex_postprocess": pp.regex_postprocess,
     "regex": pp.regex_postprocess,
     "first_line_postprocess": pp.first_line_postprocess,
+    "game24_postprocess": game24_postprocess,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
 }

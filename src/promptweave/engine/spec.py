@@ -230,11 +230,12 @@ class DatasetSpec:
         if not columns:
             return
         cols = sorted(columns)
+        adv_key = self.inferencer.settings.get("adv_key")  # search hook: AttackInferencer fills it with each prompt
         for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
             if tpl is None:
                 continue
             for ph in sorted(tpl.placeholder_names()):
-                if not ph.isidentifier() or ph in columns:
+                if not ph.isidentifier() or ph in columns or (ph == adv_key and self.inferencer.type == "AttackInferencer"):
                     continue
                 near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
                                                                                                   cutoff=0.75)

@@ -494,3 +494,238 @@ class LCPassKEvaluator(LCEvaluator):
             if total and all(t >= k for t in total.values()):
                 metrics[f"pass@{k}"] = 100.0 * sum(_pass_at_k(total[t], passed[t], k) for t in total) / len(total)
         return Scores(metrics, [row_ok.get(i, False) for i in range(len(predictions))])
+
+
+# -- agent helper: a persistent Python session (AgentInferencer's code interpreter) -------------------------------
+# One process per conversation, kept alive between cells so a variable defined in one step is there in the next, as
+# in the Jupyter kernel the reference drives. The same limits as above (address space, CPU for the whole session,
+# file size, open files; process, file-removal and exit APIs disarmed), plus a wall-clock limit per cell that ends
+# the session (the next cell starts a fresh one, and says so). site-packages stay importable: the model's code
+# is meant to use the environment's libraries (pandas, matplotlib, ...), as in the reference.
+_SESSION = r'''
+import ast, io, json, os, sys, traceback, resource, posix
+_token = sys.argv[1]
+_images = sys.argv[2]
+_report = os.fdopen(os.dup(1), "w")
+_exit = os._exit
+_limits = json.loads(sys.argv[3])
+for _res, _v in _limits.items():
+    try:
+        resource.setrlimit(getattr(resource, _res), (_v, _v))
+    except (ValueError, OSError):
+        pass
+def _refuse(*a, **k):
+    raise PermissionError("disabled in the promptweave code sandbox")
+for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+              "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
+              "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
+              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid", "_exit"):
+    if hasattr(os, _name):
+        setattr(os, _name, _refuse)
+    if hasattr(posix, _name):
+        setattr(posix, _name, _refuse)
+import subprocess, shutil
+subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
+shutil.rmtree = shutil.move = _refuse
+def _no_input(*a, **k):
+    raise NotImplementedError("Python input() function is disabled.")
+_ns = {"__name__": "__main__", "input": _no_input}
+class _Sink(io.TextIOBase):
+    def __init__(self, name, chunks):
+        self.name, self.chunks = name, chunks
+    def writable(self):
+        return True
+    def write(self, s):
+        if s:
+            if self.chunks and self.chunks[-1][0] == self.name:
+                self.chunks[-1][1] += s
+            else:
+                self.chunks.append([self.name, s])
+        return len(s)
+_n_img = [0]
+def _figures(chunks, images):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    for num in list(plt.get_fignums()):
+        _n_img[0] += 1
+        path = os.path.join(_images, "fig-%04d.png" % _n_img[0])
+        try:
+            plt.figure(num).savefig(path, format="png")
+            images.append(path)
+        except Exception:
+            pass
+    plt.close("all")
+def _cell(src):
+    chunks, images, ok = [], [], True
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Sink("stdout", chunks), _Sink("stderr", chunks)
+    try:
+        tree = ast.parse(src, "<cell>", "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr) and not src.rstrip().endswith(";"):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, "<cell>", "exec"), _ns)
+        if last is not None:
+            value = eval(compile(last, "<cell>", "eval"), _ns)
+            if value is not None:
+                _ns["_"] = value
+                chunks.append(["execute_result", repr(value)])
+    except BaseException as exc:
+        ok = False
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>":
+            tb = tb.tb_next
+        chunks.append(["error", "".join(traceback.format_exception(type(exc), exc, tb)).rstrip("\n")])
+    finally:
+        sys.stdout, sys.stderr = out, err
+    try:
+        _figures(chunks, images)
+    except BaseException:
+        pass
+    return {"ok": ok, "outputs": chunks, "images": images}
+for _line in sys.stdin:
+    try:
+        _job = json.loads(_line)
+    except ValueError:
+        continue
+    try:
+        _res = _cell(_job["code"])
+    except BaseException as _exc:
+        _res = {"ok": False, "outputs": [["error", repr(_exc)]], "images": []}
+    _report.write(_token + json.dumps(_res) + "\n")
+    _report.flush()
+_exit(0)
+'''
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Limits of an agent's Python session: wall clock per cell; memory, CPU and file size for the whole session."""
+
+    cell_timeout_s: float = 60.0
+    memory_mb: int = 4096
+    cpu_s: int = 600
+    file_mb: int = 64
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One cell's outcome: ``outputs`` as ``(kind, text)`` in order (``stdout``, ``stderr``, ``execute_result``,
+    ``error``), the PNG files of the figures it left open, whether it timed out (the session was then ended)."""
+
+    ok: bool
+    outputs: tuple[tuple[str, str], ...] = ()
+    images: tuple[str, ...] = ()
+    timed_out: bool = False
+    restarted: bool = False  # a fresh session ran it: what earlier cells defined is gone
+
+
+class PythonSession:
+    """A persistent Python process for one conversation (see ``_SESSION``); ``run(code)`` executes one cell.
+
+    ``data_dir``: a folder made visible in the session's working directory under its own name (CIBench's
+    ``datasources``), read where the model's code expects it; ``image_dir``: where figures are saved (kept after
+    the session ends, for scoring). Use as a context manager, or call ``close()``.
+    """
+
+    def __init__(self, limits: SessionLimits = SessionLimits(), *, data_dir: str | os.PathLike | None = None,
+                 image_dir: str | os.PathLike | None = None) -> None:
+        self.limits = limits
+        self.data_dir = None if data_dir is None else os.path.abspath(data_dir)
+        self._own_images = image_dir is None
+        self.image_dir = tempfile.mkdtemp(prefix="pw-images-") if image_dir is None else str(image_dir)
+        os.makedirs(self.image_dir, exist_ok=True)
+        self._proc: subprocess.Popen | None = None
+        self._cwd: tempfile.TemporaryDirectory | None = None
+        self._buf = b""
+        self.cells = 0
+        self.started = 0
+
+    def _start(self) -> None:
+        self._cwd = tempfile.TemporaryDirectory(prefix="pw-session-")
+        if self.data_dir and os.path.isdir(self.data_dir):
+            os.symlink(self.data_dir, os.path.join(self._cwd.name, os.path.basename(self.data_dir)))
+        self._token = secrets.token_hex(16)
+        lim = {"RLIMIT_AS": self.limits.memory_mb * 1024 * 1024, "RLIMIT_CPU": self.limits.cpu_s,
+               "RLIMIT_FSIZE": self.limits.file_mb * 1024 * 1024, "RLIMIT_CORE": 0, "RLIMIT_NOFILE": 256}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
+               "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HOME": self._cwd.name}
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-I", "-c", _SESSION, self._token, self.image_dir,
+                                           json.dumps(lim)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, cwd=self._cwd.name, env=env,
+                                          start_new_session=True, close_fds=True)
+        except OSError as exc:
+            raise CodeExecutionError(f"the code interpreter could not start ({exc})",
+                                     field="infer_cfg.inferencer") from None
+        self._buf = b""
+        self.started += 1
+
+    def run(self, code: str) -> CellResult:
+        restarted = self._proc is None and self.started > 0
+        if self._proc is None or self._proc.poll() is not None:
+            restarted = restarted or self._proc is not None
+            self._stop()
+            self._start()
+        assert self._proc is not None and self._proc.stdin is not None
+        self.cells += 1
+        try:
+            self._proc.stdin.write((json.dumps({"code": code}) + "\n").encode("utf-8", "surrogatepass"))
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._stop()
+            return CellResult(False, (("error", "the Python session ended (a limit was hit)"),),
+                              restarted=restarted)
+        got = self._read_report(self.limits.cell_timeout_s)
+        if got is None:
+            timed_out = self._proc is not None and self._proc.poll() is None
+            self._stop()
+            why = (f"Timeout. No response after {self.limits.cell_timeout_s:g} seconds." if timed_out
+                   else "the Python session ended (a memory, CPU or file-size limit was hit)")
+            return CellResult(False, (("error", why),), timed_out=timed_out, restarted=restarted)
+        return CellResult(bool(got.get("ok")), tuple((str(k), str(t)) for k, t in got.get("outputs", [])),
+                          tuple(str(p) for p in got.get("images", [])), restarted=restarted)
+
+    def _read_report(self, timeout: float) -> dict | None:
+        import selectors
+        import time
+
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        tag = self._token.encode()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                while b"\n" in self._buf:
+                    line, self._buf = self._buf.split(b"\n", 1)
+                    if line.startswith(tag):
+                        try:
+                            return json.loads(line[len(tag):].decode("utf-8", "replace"))
+                        except ValueError:
+                            return None
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                self._buf += chunk
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            _kill(self._proc)
+            self._proc = None
+        if self._cwd is not None:
+            self._cwd.cleanup()
+            self._cwd = None
+
+    def close(self) -> None:
+        self._stop()
+
+    def __enter__(self) -> PythonSession:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -116,13 +116,21 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         from promptweave.infer.forms import form_rows
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
+    elif task.mode == "tot":  # search hook: ToTInferencer's tree-of-thought search (run/tot.py)
+        from promptweave.run.tot import tot_rows
+
+        out = tot_rows(task, records, model, cache, progress)
     elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
         from promptweave.run.chat_turns import chat_rows
 
         out = chat_rows(task, records, model, cache, progress)
+    elif task.mode == "agent":  # agent hook: AgentInferencer every / every_with_gt (infer/agent.py)
+        from promptweave.run.agent import agent_rows
+
+        out = agent_rows(task, records, model, cache, progress)
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call or chat")
+                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat, agent or tot")
     for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
         extra = getattr(by_index[row["index"]], "extra", None) or {}
         if "retrieved_ids" in extra:
@@ -133,8 +141,9 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 class _JournalPrompts(Sequence):
     """The prompts of a task's journal rows, read from the file only when an evaluator asks for them."""
 
-    def __init__(self, path: Path, offsets: list[int], keep: list[int]) -> None:
+    def __init__(self, path: Path, offsets: list[int], keep: list[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
+        self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -144,14 +153,14 @@ class _JournalPrompts(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         with open(self.path, "rb") as f:
             f.seek(self.offsets[self.keep[i]])
-            return json.loads(f.readline()).get("prompt")
+            return json.loads(f.readline()).get(self.key)
 
     def __iter__(self) -> Iterator[Any]:
         want = set(self.keep)
         with open(self.path, encoding="utf-8") as f:
             for n, line in enumerate(f):
                 if n in want:
-                    yield json.loads(line).get("prompt")
+                    yield json.loads(line).get(self.key)
 
 
 def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], on_row_error: str,
@@ -172,6 +181,8 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], o
     if not keep:
         return {"metrics": {}}, golds, correct, None
     ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
+    if "steps" in ev.needs:  # agent hook: CIBenchEvaluator reads the agent's recorded steps
+        ctx.steps = prompts(keep, "steps")  # type: ignore[call-arg]
     scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):
         correct[i] = None if ok is None else bool(ok) and not failed[i]
@@ -230,6 +241,10 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
             rows, extra = run_multiturn(task, model, cache, progress)
             write_atomic(ppath, "".join(_jsonl(r) for r in rows))
             n_rows = task.rows
+        elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
+            from promptweave.run.attack import run_attack
+
+            extra, n_rows = run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)
@@ -409,7 +424,8 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
         extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
-                                               lambda keep: _JournalPrompts(journal, offsets, keep), state.indices,
+                                               lambda keep, key="prompt": _JournalPrompts(journal, offsets, keep, key),
+                                               state.indices,
                                                cache, workdir)
         scoring_error = None
     except PromptweaveError as exc:

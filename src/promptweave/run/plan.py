@@ -109,6 +109,27 @@ def _chat_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, g
                 golds={k: golds.get(k) for k in todo}, multiturn=inf)
 
 
+def _agent_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, golds: dict,
+                make_model: Callable[[Any], Any], file: str, mcfg_raw: Any, where: str, inf_where: str) -> Task:
+    """agent helper: AgentInferencer every / every_with_gt, a record per row's chat, run by the agent loop."""
+    from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
+    from promptweave.run.task import ConversationRecord
+
+    settings = default_data_dir(agent_settings(mcfg_raw, file=file, where=where))
+    if agent_llm(mcfg_raw) is not mcfg_raw:  # a CodeAgent / LagentAgent: its llm is the model that is sent prompts
+        from promptweave.engine.spec import ModelSpec
+
+        llm = agent_llm(mcfg_raw)
+        mspec = ModelSpec.from_config(llm, file=file, field_path=f"{where}.llm")
+    inf = AgentInferencer(ds, mspec, ds.inferencer.settings.get("infer_mode"), settings, file=file)
+    records = [ConversationRecord(k, len(inf.conversation(k))) for k in todo]
+    mcfg = agent_llm(mspec.config)
+    return Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+                records=records, mode="agent", params=params, evaluation=evaluation,
+                golds={k: golds.get(k) for k in todo}, multiturn=inf,
+                settings={"infer_mode": inf.infer_mode, "agent": settings.source, "where": inf_where})
+
+
 def _gold(row: Any, column: str | None) -> Any:
     if column is None:
         return None
@@ -381,6 +402,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             resolve_model_type(jcfg, file=file, field=f"{jwhere}.type")  # the judge model must be one we can run
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in todo}
+        if mode in ("tot", "attack"):  # search hook: ToTInferencer / AttackInferencer (run/search_plan.py)
+            from promptweave.run.search_plan import search_tasks
+
+            tasks += search_tasks(cfg, ds, raw, i, mode, todo, golds, model_ids, specs, make_model, allow_code,
+                                  load_data, counters, where)
+            continue
         extra: dict[str, Any] = {}
         if mode == "sc":
             extra["sc_size"] = int(settings.get("sc_size", 1))
@@ -401,10 +428,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
 
             extra.update(plan_settings(mode, ds, todo, settings, output, load_data=load_data, file=file,
                                        where=f"datasets[{i}]"))
-        build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call", "chat") else "ppl"  # CLP asks for the next token after the gen prompt
+        build_mode = "gen" if mode in ("gen", "sc", "clp", "function_call", "chat", "agent") else "ppl"  # CLP asks for the next token after the gen prompt
         for j, mspec in zip(model_ids, specs):
             mcfg = mspec.config
-            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call", "chat") else "ppl",
+            evaluation = build_evaluation(raw.get("eval_cfg"), mode="gen" if mode in ("gen", "sc", "function_call", "chat", "agent") else "ppl",
                                           allow_code=allow_code, where=f"datasets[{i}].eval_cfg",
                                           # eval hook: the test rows for evaluators, the model's postprocessor,
                                           # the dataset dict and names (subjective judges: mode, base_models)
@@ -422,6 +449,16 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
                                        stop=settings.get("stopping_criteria"),
                                        generation_kwargs=settings.get("generation_kwargs"))
+            if mode == "agent":  # agent helper: AgentInferencer every / every_with_gt, a code agent per chat
+                from promptweave.infer.agent import agent_llm
+
+                params = generation_params(agent_llm(mcfg), stop=settings.get("stopping_criteria"),
+                                           generation_kwargs=settings.get("generation_kwargs"))
+                tasks.append(_agent_task(ds, mspec, todo if load_data else range(0), params, evaluation, golds,
+                                         make_model, file, cfg.models[j], f"models[{j}]", where))
+
+                resolve_model_type(agent_llm(mcfg), file=file, field=f"models[{j}].type")
+                continue
             if mode == "chat":  # forms: ChatInferencer every / every_with_gt, the row's chat through the turn loop
                 tasks.append(_chat_task(ds, mspec, todo if load_data else range(0), params, evaluation, golds,
                                         make_model, file))

@@ -1,0 +1,10 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
+
+from openai_stub import stub_server  # noqa: E402,F401  (pytest fixture)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+
+from tiny_lm import tiny_model_dir  # noqa: E402,F401  (pytest fixture)
