@@ -13,7 +13,9 @@ patched):
 Files that define no datasets (helper lists such as ``mmlu_all_sets.py``) are counted apart, not in the share.
 Failures are grouped by error code and by what failed (``unknown evaluator``, ...). A failure is also marked
 **broken in the reference too** (still counted in the denominator) when OpenCompass itself could not load the
-config: a ``read_base`` import that names no file (PW140); a class/function name that the installed reference
+config: a ``read_base`` import that names no file (PW140), or a name its base file never defines
+(``apps_mini_gen.py`` asks ``apps_mini_gen_c7893a.py`` for ``APPS_datasets``, which defines ``APPS_mini_datasets``:
+mmengine's lazy import raises KeyError); a class/function name that the installed reference
 defines nowhere (e.g. ``deprecated_humaneval_*`` configs importing a ``humaneval_postprocess`` that 0.5.4 dropped);
 a ``reader_cfg`` that is not a dict (``PJExam``: a trailing comma makes it a tuple, which the reference's
 ``BaseDataset`` unpacks with ``**``); a ``PromptTemplate`` given ``prompt=`` instead of ``template=`` (its
@@ -111,10 +113,64 @@ def _missing_import(pkg: str, config: Path | None, name: str) -> str | None:
     return None
 
 
+_DEFINES_NO = re.compile(r"\[PW140\] (?P<importer>[^:]+\.py):(?P<line>\d+): (?P<target>[^ ]+\.py) defines no "
+                         r"'(?P<name>[A-Za-z_]\w*)'")
+
+
+def _bound_names(tree: ast.Module) -> set[str] | None:
+    """Every name a module's top level can bind when run, or None when a star import makes that unknowable."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name == "*":
+                    return None
+                out.add(a.asname or a.name.split(".")[0])
+    return out
+
+
+def _undefined_base_name(problem: str) -> str | None:
+    """``with read_base(): from .x import NAME`` where ``x.py`` binds no ``NAME`` anywhere: mmengine's lazy import
+    looks the name up in the base file's variables and raises KeyError (plain Python: ImportError)."""
+    m = _DEFINES_NO.search(problem)
+    if m is None:
+        return None
+    importer = Path(m.group("importer"))
+    try:
+        tree = ast.parse(importer.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.lineno == int(m.group("line")) and node.level
+                and node.module and any(a.name == m.group("name") for a in node.names)):
+            continue
+        base = importer.parent
+        for _ in range(node.level - 1):
+            base = base.parent
+        target = base.joinpath(*node.module.split(".")).with_suffix(".py")
+        if target.name != m.group("target"):
+            return None
+        try:
+            bound = _bound_names(ast.parse(target.read_text(encoding="utf-8", errors="replace")))
+        except (OSError, SyntaxError, ValueError):
+            return None
+        if bound is None or m.group("name") in bound:
+            return None
+        return (f"a read_base import asks {target.name} for {m.group('name')!r}, which it never defines "
+                "(mmengine's lazy import raises KeyError)")
+    return None
+
+
 def broken_in_reference(pkg: str, problem: str, config: Path | None = None) -> str | None:
     """Why the reference itself could not load the config behind ``problem``, or None."""
     if "[PW140]" in problem and "names no file" in problem:
         return "a read_base import names no file in the reference's own tree"
+    if "[PW140]" in problem and " defines no " in problem:
+        return _undefined_base_name(problem)
     if "[PW100]" in problem and "reader_cfg must be a dict" in problem:
         return "reader_cfg is not a dict: the reference's BaseDataset unpacks it with ** (TypeError)"
     if "[PW110]" in problem and "prompt_template" in problem and "missing 'template'" in problem:

@@ -34,6 +34,7 @@ from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, Slidin
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 from promptweave.errors import ReferenceUnavailableError  # bridge: a reference class read from its source only
 from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
+from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} beside option_A, sent as written
 from promptweave.infer.agent import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
@@ -57,6 +58,7 @@ __all__ = [
     "RunRequest", "make_executor",
     "ReferenceUnavailableError",
     "MissingExtraError",
+    "PlaceholderNearMissWarning",
     "AgentInferencer", "AgentSettings", "ReActProtocol", "PythonSession", "SessionLimits",
     "AttackStageError", "ReferenceTextMissingError",
 ]

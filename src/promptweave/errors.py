@@ -214,6 +214,11 @@ class MissingExtraError(EvaluationError):
     code = "PW640"
 
 
+class PlaceholderNearMissWarning(PromptweaveWarning):
+    """A template placeholder names no column but resembles one (``{OPTION_A}`` beside ``option_A``): sent as
+    written, as OpenCompass sends it, and reported with the column it resembles."""
+
+
 # -- bridge (a reference package installed without its dependencies) --
 class ReferenceUnavailableError(PromptweaveError):
     """A reference class known from the installed package's source, needed now, but the package cannot import."""

@@ -44,3 +44,25 @@ def test_broken_in_the_reference(sweep, tmp_path: Path, monkeypatch: pytest.Monk
     assert sweep.broken_in_reference("pwsweep_ref", "[PW600] c.py: datasets[0].eval_cfg.evaluator.type: unknown "
                                                     "evaluator (got 'kept_postprocess')") is None
     sweep.defined_names.cache_clear()
+
+
+def test_a_base_name_the_base_file_never_defines_is_broken_in_the_reference(sweep, tmp_path: Path) -> None:
+    (tmp_path / "base_a.py").write_text("A_mini_datasets = []\nfor i in range(2):\n    other = i\n")
+    (tmp_path / "base_star.py").write_text("from .elsewhere import *\n")
+    cfg = tmp_path / "top.py"
+    cfg.write_text("from mmengine.config import read_base\n\nwith read_base():\n"
+                   "    from .base_a import A_datasets\n    from .base_star import B_datasets\n"
+                   "    from .base_a import other\n")
+
+    def problem(line: int, target: str, name: str) -> str:
+        return f"[PW140] {cfg}:{line}: {target} defines no {name!r}"
+
+    why = sweep.broken_in_reference("opencompass", problem(4, "base_a.py", "A_datasets"))
+    assert why and "'A_datasets'" in why and "base_a.py" in why
+    # a star import could bind it: not known to be broken
+    assert sweep.broken_in_reference("opencompass", problem(5, "base_star.py", "B_datasets")) is None
+    # bound in the base file (our reading would be wrong, not the reference): not classified
+    assert sweep.broken_in_reference("opencompass", problem(6, "base_a.py", "other")) is None
+    # the line holds no such import
+    assert sweep.broken_in_reference("opencompass", problem(2, "base_a.py", "A_datasets")) is None
+

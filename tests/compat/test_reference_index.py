@@ -389,9 +389,46 @@ def test_index_never_crashes_on_arbitrary_source(modules: dict[str, str]) -> Non
         reference_index.registrations(tree)
 
 
+def test_an_except_fallback_does_not_shadow_the_import_it_stands_in_for() -> None:
+    """``try: from ..base import BaseDataset`` / ``except ImportError: class BaseDataset: ...`` (OpenCompass's
+    CodeCompass module): installed, the import succeeds, so the class below is a real loader."""
+    sources = {
+        "fb": "",
+        "fb.datasets": "from .cc import *\nfrom .alone import *\n",
+        "fb.datasets.base": "class BaseDataset:\n    pass\n",
+        "fb.datasets.cc": textwrap.dedent("""
+            try:
+                from .base import BaseDataset
+                from .base import BaseDataset as Other
+            except ImportError:
+                class BaseDataset:
+                    pass
+                from .nowhere import Other
+            class CcDataset(BaseDataset):
+                pass
+            class CcOther(Other):
+                pass
+        """),
+        # a name bound only in the handler is still the module's (nothing in the body binds it)
+        "fb.datasets.alone": textwrap.dedent("""
+            try:
+                import fb_missing
+            except ImportError:
+                class AloneDataset:
+                    pass
+        """),
+    }
+    sp = reference_index.StaticPackage("fb", sources=sources)
+    base = ("fb.datasets.base", "BaseDataset")
+    assert sp.namespace("fb.datasets.cc")["BaseDataset"] == base
+    assert sp.exported(base, ["fb.datasets"]) == {"CcDataset", "CcOther"}
+    assert "AloneDataset" in sp.namespace("fb.datasets")
+
+
 # -- the real reference trees, when installed -----------------------------------------------------------------
 LOADER_BRIDGED = ["lawbench/lawbench_zero_shot_gen_002588.py", "GaokaoBench/GaokaoBench_gen.py",
-                  "ChemBench/ChemBench_gen.py", "cmnli/cmnli_gen_1abf97.py", "tydiqa/tydiqa_gen.py"]
+                  "ChemBench/ChemBench_gen.py", "cmnli/cmnli_gen_1abf97.py", "tydiqa/tydiqa_gen.py",
+                  "codecompass/codecompass_gen_079a6c.py"]  # its loader: an export behind a try/except fallback
 
 
 @pytest.mark.slow  # builds the index of the whole opencompass source once

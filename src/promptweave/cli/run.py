@@ -1,6 +1,7 @@
 """``promptweave run CONFIG -w WORKDIR``: evaluate every dataset × model, resumably."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import List, Optional
 
@@ -61,36 +62,41 @@ def run_cmd(
     err = Console(stderr=True, highlight=False)
     if on_row_error not in ("wrong", "skip", "fail"):
         raise typer.BadParameter(f"{on_row_error!r}: expected wrong, skip or fail", param_hint="--on-row-error")
-    try:
-        cfg = load_config(config, trust=trust_config)
-        ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-        model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-        if executor not in ("local", "ray"):
-            from promptweave.errors import ConfigError
+    # forms hook: planning's warnings (placeholders sent as written, ...) printed as `lint` and `view` print them
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            cfg = load_config(config, trust=trust_config)
+            ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
+            model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+            if executor not in ("local", "ray"):
+                from promptweave.errors import ConfigError
 
-            raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
-        # ray helper: the ray executor builds prompts where each shard runs, so nothing is planned here for it
-        tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
-                 if executor == "local" or dry_run else [])
-        # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
-        from promptweave.evaluate import prepare_tasks
-        from promptweave.evaluate.judge import judge_model_cfg
+                raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+            # ray helper: the ray executor builds prompts where each shard runs, so nothing is planned here for it
+            tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
+                     if executor == "local" or dry_run else [])
+            # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
+            from promptweave.evaluate import prepare_tasks
+            from promptweave.evaluate.judge import judge_model_cfg
 
-        judge_cfg = judge_model_cfg(cfg, judge_model)
+            judge_cfg = judge_model_cfg(cfg, judge_model)
 
-        def prepare(planned: list) -> None:
-            try:
-                prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
-            except PromptweaveError as exc:
-                raise (exc if exc.file else exc.at(file=str(config))) from None
+            def prepare(planned: list) -> None:
+                try:
+                    prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
+                except PromptweaveError as exc:
+                    raise (exc if exc.file else exc.at(file=str(config))) from None
 
-        if dry_run:  # agent hook: a dry run lists an agent task without --allow-code-exec as refused, and why
-            from promptweave.infer.agent import mark_refused
+            if dry_run:  # agent hook: a dry run lists an agent task without --allow-code-exec as refused, and why
+                from promptweave.infer.agent import mark_refused
 
-            mark_refused(tasks, allow_code_exec)
-        prepare(tasks)
-    except PromptweaveError as exc:
-        fail(err, exc)
+                mark_refused(tasks, allow_code_exec)
+            prepare(tasks)
+        except PromptweaveError as exc:
+            fail(err, exc)
+    for msg in dict.fromkeys(str(w.message) for w in caught):
+        err.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)
     if dry_run:
         table = Table(title=f"plan: {len(tasks)} task(s); nothing sent")
         for col in ("dataset", "model", "mode", "rows", "calls"):

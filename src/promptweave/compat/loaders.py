@@ -15,6 +15,7 @@ from promptweave.data.loaders import (
     game24,
     generic,
     hub,
+    infinitebench,
     math_qa,
     mm_media,
     mm_tsv,
@@ -126,6 +127,8 @@ LOADERS = {
     "XsumDataset": text_gen.xsum,
     "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
+    # long context
+    "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
     # eval helper: corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": corpus.inference_ppl,
     "LLMCompressionDataset": corpus.llm_compression,

@@ -35,12 +35,13 @@ import json
 import os
 import string
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 3  # bump when the index's rules change: older cache files are then rebuilt
+FORMAT = 4  # bump when the index's rules change: older cache files are then rebuilt
 HIDE_ENV = "PROMPTWEAVE_NO_REFERENCE"
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever
 _MAX_LOOP_VALUES = 512
@@ -233,7 +234,11 @@ def build_index(package: str, root: Path, version: str, tables: Mapping[str, Any
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():
+            # the reference's own invalid escapes ('\\d' in a plain string) are its business, not the user's
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -290,13 +295,21 @@ class StaticPackage:
     # -- rule 2: exports ---------------------------------------------------------------------------------------
     @staticmethod
     def _top(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-        for node in body:
+        for node, _fallback in StaticPackage._top_flagged(body):
             yield node
+
+    @staticmethod
+    def _top_flagged(body: list[ast.stmt], fallback: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+        """Top-level statements, each with whether it sits in an ``except`` handler: a fallback that runs only
+        when the ``try`` body's import failed (``try: from ..base import BaseDataset`` / ``except ImportError:
+        class BaseDataset: ...``), which must not shadow what the body binds in the installed package."""
+        for node in body:
+            yield node, fallback
             if isinstance(node, (ast.If, ast.Try, ast.With)):
                 for sub in ("body", "orelse", "finalbody"):
-                    yield from StaticPackage._top(getattr(node, sub, []) or [])
+                    yield from StaticPackage._top_flagged(getattr(node, sub, []) or [], fallback)
                 for h in getattr(node, "handlers", []):
-                    yield from StaticPackage._top(h.body)
+                    yield from StaticPackage._top_flagged(h.body, True)
 
     def _absolute(self, module: str, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -314,20 +327,25 @@ class StaticPackage:
         ns: dict[str, Origin] = {}
         self._ns[module] = ns  # an import cycle sees what was read so far, as Python does
         tree = self.tree(module)
-        for node in self._top(tree.body if tree else []):
+        for node, fallback in self._top_flagged(tree.body if tree else []):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                ns[node.name] = (module, node.name)
+                if not (fallback and node.name in ns):
+                    ns[node.name] = (module, node.name)
             elif isinstance(node, ast.ImportFrom):
                 src = self._absolute(module, node)
                 if src.split(".")[0] != self.pkg:
                     continue  # from outside the package: not followed, so not served
                 for alias in node.names:
+                    bound = alias.asname or alias.name
+                    if fallback and bound in ns:
+                        continue
                     if alias.name == "*":
-                        ns.update(self.public(src))
+                        got = self.public(src)
+                        ns.update({k: v for k, v in got.items() if k not in ns} if fallback else got)
                     elif f"{src}.{alias.name}" in self.files:
-                        ns[alias.asname or alias.name] = (f"{src}.{alias.name}", "")
+                        ns[bound] = (f"{src}.{alias.name}", "")
                     else:
-                        ns[alias.asname or alias.name] = self.namespace(src).get(alias.name, (src, alias.name))
+                        ns[bound] = self.namespace(src).get(alias.name, (src, alias.name))
         return ns
 
     def public(self, module: str) -> dict[str, Origin]:

@@ -160,7 +160,8 @@ class PromptBuilder:
 
     def __init__(self, dataset: DatasetSpec, model: ModelSpec, mode: str | None = None,
                  *, use_plans: bool = True, plan_cache: int = 4096) -> None:
-        if model.kind == "api" and dataset.template.kind_name == "RawPromptTemplate":
+        if model.kind == "api" and (dataset.template.kind_name == "RawPromptTemplate"
+                                    or getattr(dataset.template, "raw_messages", False)):
             from promptweave.prompt.raw import with_api_roles  # forms hook: raw messages keep their roles
 
             model = with_api_roles(model)
@@ -184,6 +185,8 @@ class PromptBuilder:
         self._unused_ice_warned = False
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
         if self._plans_ok and getattr(self.template, "expand_columns", list)():  # forms hook: turns from the row
+            self._plans_ok = False
+        if getattr(self.template, "per_row", False):  # forms hook: a turn's text computed from the row's values
             self._plans_ok = False
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
             model.meta.warn_if_no_generate(file=model.file)

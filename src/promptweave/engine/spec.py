@@ -91,12 +91,16 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
     kind_name = kind_name.rsplit(".", 1)[-1]
     if kind_name not in _TEMPLATE_TYPES:
+        from promptweave.compat.templates import ROW_TEMPLATES
         from promptweave.errors import UnsupportedError
+
+        if kind_name in ROW_TEMPLATES:  # a reference class that writes the prompt from the row (OlympiadBench)
+            return ROW_TEMPLATES[kind_name].from_config(cfg, kind_name=kind_name, file=file, field=field_path)
 
         # reference dataset modules define template classes whose prompt is computed by their code
         raise UnsupportedError(f"unknown template type {kind_name!r} (a template class whose prompt is written by "
                                "code is not supported)", file=file, field=field_path + ".type", value=kind_name,
-                               expected=" or ".join(sorted(_TEMPLATE_TYPES)))
+                               expected=" or ".join(sorted(_TEMPLATE_TYPES | set(ROW_TEMPLATES))))
     if kind_name == "RawPromptTemplate":
         from promptweave.prompt.raw import raw_template_config
 
@@ -211,17 +215,19 @@ class DatasetSpec:
             train=train, test=test, file=file, field=field_path,
             extra={k: v for k, v in cfg.items() if k not in ("infer_cfg", "reader_cfg", "abbr")},
         )
+        for tpl in (pt, it):  # a template written from the row fills the answer column as the reference does
+            bind = getattr(tpl, "bind_output", None)
+            if bind is not None:
+                bind(reader.output_column, spec.inferencer.gen_field_replace_token)
         if check_columns:
             spec.check_columns()
         return spec
 
     def check_columns(self) -> None:
-        """Placeholders no row can fill: a near miss of a column (``{Question}`` for ``question``) is an error
-        with a "did you mean"; others stay in the prompt as written (the references tolerate them, and prompts
-        hold braces such as LaTeX), with a warning."""
+        """Placeholders no row can fill stay in the prompt as written, as the references leave them (prompts hold
+        braces such as LaTeX), with a warning; a near miss of a column (``{OPTION_A}`` for ``option_A``) gets a
+        :class:`PlaceholderNearMissWarning` naming the column it resembles."""
         import difflib
-
-        from promptweave.errors import DataError
 
         columns: set[str] = set()
         for rows in (self.test, self.train):
@@ -239,14 +245,25 @@ class DatasetSpec:
                     continue
                 near = [c for c in cols if c.lower() == ph.lower()] or difflib.get_close_matches(ph, cols, n=1,
                                                                                                   cutoff=0.75)
+                field_path = f"{self.field}.infer_cfg.{name}.template"
                 if near:
-                    raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?",
-                                    file=self.file, field=f"{self.field}.infer_cfg.{name}.template",
-                                    value="{" + ph + "}", expected="one of the columns: " + ", ".join(cols))
+                    warn_near_miss(self.file, field_path, ph, near[0], stacklevel=3)
+                    continue
                 warnings.warn(
                     f"{self.file + ': ' if self.file else ''}{self.field}.infer_cfg.{name}: placeholder "
                     f"{{{ph}}} names no column of the rows (columns: {', '.join(cols)}); "
                     "it will stay in the prompt as written", PromptweaveWarning, stacklevel=3)
+
+
+def warn_near_miss(file: str | None, field_path: str, placeholder: str, column: str, *, stacklevel: int = 2) -> None:
+    """``{OPTION_A}`` where the rows have ``option_A``: OpenCompass fills only exact names and sends the rest as
+    written (InfiniteBench's code_debug configs do), so this is a warning and the prompt keeps the placeholder."""
+    from promptweave.errors import PlaceholderNearMissWarning
+
+    warnings.warn(PlaceholderNearMissWarning(
+        f"{file + ': ' if file else ''}{field_path}: placeholder {{{placeholder}}} names no column but resembles "
+        f"{{{column}}}; it is sent as written, as OpenCompass sends it (write {{{column}}} to fill it from the "
+        "rows)"), stacklevel=stacklevel + 1)
 
 
 @dataclass

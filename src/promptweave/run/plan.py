@@ -225,6 +225,8 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
+        # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
+        row.update(getattr(tpl, "stand_in_values", dict)())
     try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
         from promptweave.data.stand_in import stand_in_columns
     except ImportError:
@@ -262,8 +264,11 @@ def _shots_for_stand_in(ds: Any) -> list[int]:
 
 def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
     """Without data only the reader's columns are known (rows may hold more), so only a placeholder that
-    differs from one of them in case is an error (``{OPTION_A}`` for ``option_A``); with rows,
-    ``DatasetSpec.check_columns`` checks near misses against the real columns."""
+    differs from one of them in case is reported (``{OPTION_A}`` beside ``option_A``: a warning, the prompt keeps
+    it as OpenCompass does); with rows, ``DatasetSpec.check_columns`` checks near misses against the real
+    columns."""
+    from promptweave.engine.spec import warn_near_miss
+
     cols = list(dict.fromkeys(columns))
     for name, tpl in (("prompt_template", ds.prompt_template), ("ice_template", ds.ice_template)):
         if tpl is None or not hasattr(tpl, "placeholder_names"):
@@ -271,9 +276,7 @@ def check_placeholders(ds: Any, columns: Sequence[str]) -> None:
         for ph in sorted(tpl.placeholder_names()):
             near = [c for c in cols if c.lower() == ph.lower()]
             if ph.isidentifier() and ph not in cols and near:
-                raise DataError(f"placeholder {{{ph}}} names no column; did you mean {{{near[0]}}}?", file=ds.file,
-                                field=f"{ds.field}.infer_cfg.{name}.template", value="{" + ph + "}",
-                                expected="one of the columns: " + ", ".join(cols))
+                warn_near_miss(ds.file, f"{ds.field}.infer_cfg.{name}.template", ph, near[0])
 
 
 def _judge_models(obj: Any, path: str) -> list[tuple[str, Any]]:
