@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
-from promptweave.infer.records import RecordLike, is_messages
+from promptweave.infer.records import RecordLike, is_messages, prompts_of
 from promptweave.models.base import GenerationParams
 
 
@@ -23,12 +23,16 @@ def infer_gen(model: Any, records: Sequence[RecordLike], params: GenerationParam
               cache: ResponseCache | None = None, progress: Callable[[int], None] | None = None) -> list[GenResult]:
     """Generate for every record (chat message lists go to ``chat``, text and segments to ``generate``)."""
     caller = CachedCaller(model, cache, progress, row_errors=True)
-    chat_idx = [i for i, r in enumerate(records) if is_messages(r.rendered)]
-    text_idx = [i for i, r in enumerate(records) if not is_messages(r.rendered)]
+    prompts = prompts_of(records)  # a batch's prompts as one list (a compiled chunk's own)
+    chat = list(map(is_messages, prompts))
     outputs: list[Any] = [None] * len(records)
-    for kind, idx in (("chat", chat_idx), ("generate", text_idx)):
-        if idx:
-            got = caller.call(kind, [records[i].rendered for i in idx], params)
+    if all(chat) or not any(chat):  # one kind: the batch's list goes as it is
+        if prompts:
+            outputs = list(caller.call("chat" if chat[0] else "generate", prompts, params))
+    else:
+        for kind, want in (("chat", True), ("generate", False)):
+            idx = [i for i, c in enumerate(chat) if c is want]
+            got = caller.call(kind, [prompts[i] for i in idx], params)
             for i, v in zip(idx, got):
                 outputs[i] = v
     return [GenResult(r.index, r.rendered, list(r.shot_ids or []), outputs[i], dict(getattr(r, "row", {}) or {}))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Hashable, Iterable, Protocol, Sequence, Union, runtime_checkable
 
 Rendered = Union[str, Sequence[Any]]
 """A rendered prompt: a string, a list of segments (``str | list[int]``) or a list of chat messages."""
@@ -27,6 +27,29 @@ class Record:
     label: Any = None
     mode: str = "gen"
     row: dict = field(default_factory=dict)
+
+
+class RecordChunk(list):
+    """A list of records that also holds what each one renders, as one list: ``prompts[i]`` is
+    ``self[i].rendered``. Compiled plans hand over the list their records point into (no pass per
+    record); otherwise it is gathered once, on first use. Read-only, as the records are."""
+
+    __slots__ = ("_prompts",)
+
+    def __init__(self, records: Iterable[Any] = (), prompts: list | None = None) -> None:
+        super().__init__(records)
+        self._prompts = prompts
+
+    @property
+    def prompts(self) -> list:
+        if self._prompts is None:
+            self._prompts = [r.rendered for r in self]
+        return self._prompts
+
+
+def prompts_of(records: Sequence[Any]) -> list:
+    """What each record renders, as a list: a :class:`RecordChunk`'s own list, or gathered."""
+    return records.prompts if isinstance(records, RecordChunk) else [r.rendered for r in records]
 
 
 def is_messages(rendered: Any) -> bool:

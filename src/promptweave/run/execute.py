@@ -18,7 +18,7 @@ from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
 from promptweave.infer.records import to_jsonable
 from promptweave.run.lock import workdir_lock
-from promptweave.run.task import Task, TaskOutcome
+from promptweave.run.task import LazyRecords, Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
 ROWS_PER_BATCH = 4096
@@ -62,6 +62,9 @@ def _jsonl(row: dict[str, Any]) -> str:
 
 def _batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]:
     """Records in batches of at most ``rows_per_batch`` rows; a row's records (PPL labels) stay together."""
+    if isinstance(records, LazyRecords):  # perf: the builder's own chunks, with their prompt lists
+        yield from records.batches(rows_per_batch)
+        return
     batch: list[Any] = []
     seen = 0
     last = object()

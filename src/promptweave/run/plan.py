@@ -359,7 +359,8 @@ def _records(builder: Any, ds: Any, n: int | range, load_data: bool, budget: int
     # error still stops the plan before anything is sent
     if todo:
         list(builder.build_all([todo[0]]))
-    return LazyRecords(builder.build_all, todo, per_row=1 if builder.mode != "ppl" else max(1, len(builder.labels())))
+    return LazyRecords(builder.build_all, todo, per_row=1 if builder.mode != "ppl" else max(1, len(builder.labels())),
+                       chunks=builder.record_chunks)
 
 
 def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[int] | None,

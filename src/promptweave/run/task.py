@@ -7,7 +7,7 @@ from itertools import chain
 from typing import Any
 
 from promptweave.evaluate import Evaluation
-from promptweave.infer.records import RecordLike
+from promptweave.infer.records import RecordChunk, RecordLike
 from promptweave.models.base import GenerationParams
 
 
@@ -20,16 +20,33 @@ class LazyRecords:
     """
 
     def __init__(self, build: Callable[[Sequence[int]], Iterable[Any]], indices: Sequence[int],
-                 per_row: int = 1, chunk: int = 4096) -> None:
+                 per_row: int = 1, chunk: int = 4096,
+                 chunks: Callable[[Sequence[int]], Iterable[list]] | None = None) -> None:
         self.build = build
         self.indices = list(indices)
         self.per_row = per_row
         self.chunk = max(1, chunk)
+        self.chunks = chunks  # the builder's record lists (PromptBuilder.record_chunks), for batches()
 
     def __iter__(self) -> Iterator[Any]:
         # chained in C (perf): a generator here would add a Python frame switch per record
         chunks = (self.indices[s:s + self.chunk] for s in range(0, len(self.indices), self.chunk))
         return chain.from_iterable(map(self.build, chunks))
+
+    def batches(self, rows: int) -> Iterator[RecordChunk]:
+        """The records in lists of at most ``rows`` rows (a row's labels together), each with its ``prompts``.
+
+        A batch that is one compiled chunk comes as the builder made it: no pass over its records.
+        """
+        rows = max(1, rows)
+        for s in range(0, len(self.indices), rows):
+            part = self.indices[s:s + rows]
+            got = list(self.chunks(part)) if self.chunks is not None else [list(self.build(part))]
+            if len(got) == 1 and isinstance(got[0], RecordChunk):
+                yield got[0]
+            else:
+                yield RecordChunk(chain.from_iterable(got))
+            del got
 
     def __len__(self) -> int:
         return len(self.indices) * self.per_row
@@ -40,7 +57,7 @@ class LazyRecords:
 
     def select_rows(self, start: int, stop: int | None = None) -> LazyRecords:
         """The records of rows ``start:stop`` (by position among this task's rows)."""
-        return LazyRecords(self.build, self.indices[start:stop], self.per_row, self.chunk)
+        return LazyRecords(self.build, self.indices[start:stop], self.per_row, self.chunk, self.chunks)
 
 
 @dataclass
