@@ -152,3 +152,21 @@ def test_an_error_while_handing_over_stops_the_batch() -> None:
             m.run_batch("chat", [[{"role": "user", "content": f"q{i}"}] for i in range(40)], GenerationParams(),
                         on_results=on_results)
         assert len(calls) == 2 and srv.total_received < 40
+
+
+def test_event_loop_is_uvloop_unless_switched_off(monkeypatch):
+    """The backend drives its requests on uvloop when installed; PROMPTWEAVE_EVENT_LOOP=asyncio keeps asyncio's."""
+    import asyncio
+
+    from promptweave.models import openai_compat
+
+    uvloop = pytest.importorskip("uvloop")
+
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    monkeypatch.delenv("PROMPTWEAVE_EVENT_LOOP", raising=False)
+    assert openai_compat._run_sync(loop_module()).startswith("uvloop")
+    monkeypatch.setenv("PROMPTWEAVE_EVENT_LOOP", "asyncio")
+    assert openai_compat._run_sync(loop_module()).startswith("asyncio")
+    assert uvloop.run is not None
