@@ -374,7 +374,15 @@ def main() -> None:  # pragma: no cover - manual use
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8001)
     ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop",
+                    help="event loop of the standalone server (uvloop, as vLLM's server runs, when installed)")
     args = ap.parse_args()
+    if args.loop == "uvloop":
+        try:
+            import uvloop
+            asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+        except ImportError:
+            pass
     srv = StubServer(latency=args.latency, port=args.port).start()
     print(f"stand-in OpenAI server on {srv.url}", flush=True)
     try:
