@@ -372,15 +372,24 @@ class OpenAICompatModel:
         pending: list[tuple[int, Any]] = []
         flushed: list[asyncio.Future] = []  # the future the answers in ``pending`` wait on, once one is due
 
+        failed: list[BaseException] = []
+
         def flush() -> None:
             batch, fut = pending[:], flushed.pop()
             pending.clear()
+            if failed:
+                # an earlier hand-over failed and the batch is stopping: answers that arrived since are not
+                # handed to a store that just failed (they were never recorded, so a rerun asks again)
+                if not fut.done():
+                    fut.set_exception(failed[0])
+                return
             try:
                 on_results(batch)  # type: ignore[misc]
                 if on_result is not None:
                     for i, value in batch:
                         on_result(i, value)
             except BaseException as exc:  # every worker of the batch raises it; the batch stops
+                failed.append(exc)
                 if not fut.done():
                     fut.set_exception(exc)
                     return
