@@ -30,6 +30,23 @@ FLAG = "--allow-code-exec"
 # The runner: reads {"program", "test", "limits", "token"} as JSON on stdin, applies the limits, disarms process,
 # file and exit APIs, runs the program then the test in one namespace, and reports "<token>:<code>" on a private
 # copy of stdout (0 pass, 3 wrong answer, 4 failed); a program that ends the process itself never reports a pass.
+# process spawning, killing and file removal disarmed in both the one-shot runner and the session script
+_DISARM = r'''
+def _refuse(*a, **k):
+    raise PermissionError("disabled in the promptweave code sandbox")
+for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+              "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
+              "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
+              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid", "_exit"):
+    if hasattr(os, _name):
+        setattr(os, _name, _refuse)
+    if hasattr(posix, _name):
+        setattr(posix, _name, _refuse)
+import subprocess, shutil
+subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
+shutil.rmtree = shutil.move = _refuse
+'''
+
 _RUNNER = r'''
 import io, json, os, sys, contextlib, resource, posix
 job = json.loads(sys.stdin.read())
@@ -75,20 +92,7 @@ def _type_aware_equal(a, b):
     except Exception:
         return False
     return type(r) is bool and r
-def _refuse(*a, **k):
-    raise PermissionError("disabled in the promptweave code sandbox")
-for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
-              "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
-              "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
-              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid", "_exit"):
-    if hasattr(os, _name):
-        setattr(os, _name, _refuse)
-    if hasattr(posix, _name):
-        setattr(posix, _name, _refuse)
-import subprocess, shutil
-subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
-shutil.rmtree = shutil.move = _refuse
-g = {"__name__": "__main__", "__pw_type_aware_equal": _type_aware_equal}
+''' + _DISARM + r'''g = {"__name__": "__main__", "__pw_type_aware_equal": _type_aware_equal}
 code = 0
 sink = io.StringIO()
 try:
@@ -514,20 +518,7 @@ for _res, _v in _limits.items():
         resource.setrlimit(getattr(resource, _res), (_v, _v))
     except (ValueError, OSError):
         pass
-def _refuse(*a, **k):
-    raise PermissionError("disabled in the promptweave code sandbox")
-for _name in ("system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "execvpe", "execl", "execle",
-              "execlp", "execlpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
-              "spawnvpe", "posix_spawn", "posix_spawnp", "kill", "killpg", "remove", "unlink", "rmdir",
-              "removedirs", "rename", "renames", "truncate", "chmod", "chown", "putenv", "setuid", "_exit"):
-    if hasattr(os, _name):
-        setattr(os, _name, _refuse)
-    if hasattr(posix, _name):
-        setattr(posix, _name, _refuse)
-import subprocess, shutil
-subprocess.Popen = subprocess.run = subprocess.call = subprocess.check_output = subprocess.check_call = _refuse
-shutil.rmtree = shutil.move = _refuse
-def _no_input(*a, **k):
+''' + _DISARM + r'''def _no_input(*a, **k):
     raise NotImplementedError("Python input() function is disabled.")
 _ns = {"__name__": "__main__", "input": _no_input}
 class _Sink(io.TextIOBase):

@@ -161,3 +161,17 @@ class CachedCaller:
             else:
                 raise ValueError(kind)
             store(chunk, out)
+
+
+class SampleCaller(CachedCaller):
+    """Sample ``k`` > 0 of a request is a cache key of its own (``<key>:<tag><k>``), so n identical requests are
+    n calls; sample 0 shares the plain key. ``tag`` keeps one inferencer's samples apart from another's."""
+
+    def __init__(self, *args: Any, sample: int, tag: str, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.sample = sample
+        self.tag = tag
+
+    def key(self, kind: str, request: Any, params: GenerationParams | None) -> str:
+        base = super().key(kind, request, params)
+        return base if self.sample == 0 else f"{base}:{self.tag}{self.sample}"

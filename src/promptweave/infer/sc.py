@@ -14,21 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptweave.infer.cache import ResponseCache
-from promptweave.infer.dispatch import CachedCaller
+from promptweave.infer.dispatch import SampleCaller
 from promptweave.infer.records import RecordLike, is_messages
 from promptweave.models.base import GenerationParams
-
-
-class _SampleCaller(CachedCaller):
-    """A caller whose cache keys also name the sample, so n identical requests are n calls."""
-
-    def __init__(self, *args: Any, sample: int, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.sample = sample
-
-    def key(self, kind: str, request: Any, params: GenerationParams | None) -> str:
-        base = super().key(kind, request, params)
-        return base if self.sample == 0 else f"{base}:sc{self.sample}"
 
 
 @dataclass
@@ -60,7 +48,7 @@ def infer_sc(model: Any, records: Sequence[RecordLike], params: GenerationParams
     text_idx = [i for i, r in enumerate(records) if not is_messages(r.rendered)]
     for k in range(sc_size):
         p = params if params.seed is None else dataclasses.replace(params, seed=params.seed + k)
-        caller = _SampleCaller(model, cache, progress, sample=k)
+        caller = SampleCaller(model, cache, progress, sample=k, tag="sc")
         for kind, idx in (("chat", chat_idx), ("generate", text_idx)):
             if idx:
                 got = caller.call(kind, [records[i].rendered for i in idx], p)

@@ -26,7 +26,7 @@ from typing import Any
 
 from promptweave.errors import ReferenceTextMissingError, UnsupportedError
 from promptweave.infer.cache import ResponseCache
-from promptweave.infer.dispatch import CachedCaller, is_remote
+from promptweave.infer.dispatch import CachedCaller, SampleCaller, is_remote
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import RecordLike, is_messages
 from promptweave.models.base import GenerationParams
@@ -174,18 +174,6 @@ class ToTResult:
     error: RowFailure | None = None
 
 
-class _SampleCaller(CachedCaller):
-    """Sample ``k`` > 0 of a request is a cache key of its own, so n identical requests are n calls."""
-
-    def __init__(self, *args: Any, sample: int, **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.sample = sample
-
-    def key(self, kind: str, request: Any, params: GenerationParams | None) -> str:
-        base = super().key(kind, request, params)
-        return base if self.sample == 0 else f"{base}:tot{self.sample}"
-
-
 def row_text(record: Any) -> str:
     """The row's filled prompt as the search reads it (the reference does string operations on it)."""
     prompt = getattr(record, "prompt", None)
@@ -212,7 +200,7 @@ class _Asker:
 
     def _caller(self, k: int) -> CachedCaller:
         if k not in self.callers:
-            self.callers[k] = _SampleCaller(self.model, self.cache, self.progress, row_errors=True, sample=k)
+            self.callers[k] = SampleCaller(self.model, self.cache, self.progress, row_errors=True, sample=k, tag="tot")
         return self.callers[k]
 
     def ask(self, prompts: Sequence[str], n: int = 1) -> list[list[Any]]:
