@@ -17,9 +17,10 @@ Variants, each producing the full list of a task's prompts:
 - ``general``: ``build_all(compiled=False)`` (fill a Dialogue, render it with the meta template);
 - ``hand``: one ``''.join`` per prompt written by hand for that one template, no records (the ceiling);
 - ``run``: what ``promptweave run`` feeds its inferencers: ``LazyRecords(...).batches(4096)`` (run/task.py), each
-  batch the builder's own chunk of records with its prompt list (what ``infer_gen`` sends), each batch dropped
-  once fed (nothing holds a task's prompts), against ``hand_stream``: the hand join over the same 4,096-row
-  chunks, each chunk's prompts dropped likewise.
+  batch the builder's own chunk, read by its columns as the gen and ppl inferencers read it (prompt list, row
+  indices, example ids, and labels for ppl: ``columns_of``; no record object), each batch dropped once fed
+  (nothing holds a task's prompts), against ``hand_stream``: the hand join over the same 4,096-row chunks, each
+  chunk's prompts dropped likewise.
 
 Repetitions alternate the variants (rotating their order), each timed call starts after a ``gc.collect()``
 (outside the timing: no variant pays for the collector passes another's garbage set off), and each figure is
@@ -27,7 +28,7 @@ the median; the general path,
 far slower, alternates with the hand baseline in rounds of its own (its ratio is to hand in those rounds). Every variant's
 prompts are checked equal before timing. Times are this process's CPU time (``--clock wall`` for wall
 time): on a shared machine, other processes' load then does not land in one variant's figures. Scaling: W3 at 1x and 10x rows, prompts/s kept at 10x for
-promptweave against the hand baseline. Peak RSS: each (variant, size) of W3 in its own process.
+promptweave (``prompts()`` and ``build_all()``) against the hand baseline. Peak RSS: each (variant, size) of W3 in its own process.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ import time
 import warnings
 
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
-from promptweave.infer.records import prompts_of
+from promptweave.infer.records import columns_of, prompts_of
 from promptweave.run.task import LazyRecords
 from promptweave.shots.base import Retriever
 
@@ -215,7 +216,15 @@ def stream(items) -> Counted:
     """Feed a LazyRecords batch by batch as the run does (each batch's prompt list, as the gen inferencer takes
     it; each batch dropped once counted), or sum a generator of chunk counts."""
     if isinstance(items, LazyRecords):
-        return Counted(sum(len(prompts_of(batch)) for batch in items.batches(4096)))
+        n = 0
+        for batch in items.batches(4096):
+            cols = columns_of(batch)
+            assert cols is not None, "a compiled chunk is read by its columns"
+            indices, prompts, shots = cols
+            labels = batch.labels if items.per_row > 1 else None  # what infer_ppl reads besides
+            n += len(prompts)
+            del batch, cols, indices, prompts, shots, labels  # dropped before the next is built, as the run does
+        return Counted(n)
     return Counted(sum(items))
 
 
@@ -285,20 +294,21 @@ def rss_child(variant: str, n: int) -> dict:
 
 
 def scaling(a) -> tuple[dict, dict]:
-    """W3 at 1x and 10x rows, build_all and hand alternating."""
+    """W3 at 1x and 10x rows, prompts(), build_all() and hand alternating."""
     big = rows(a.chat_rows * 10, 30)
     small = big[:a.chat_rows]
     ds_s, ds_b, m = dataset(cfg_w3(), [], small), dataset(cfg_w3(), [], big), model("api")
     scale = interleaved({
-        "1x": {"records": lambda: list(PromptBuilder(ds_s, m).build_all()), "hand": lambda: hand_w3([], small)},
-        "10x": {"records": lambda: list(PromptBuilder(ds_b, m).build_all()), "hand": lambda: hand_w3([], big)},
+        "1x": {"prompts": lambda: list(PromptBuilder(ds_s, m).prompts()),
+               "records": lambda: list(PromptBuilder(ds_s, m).build_all()), "hand": lambda: hand_w3([], small)},
+        "10x": {"prompts": lambda: list(PromptBuilder(ds_b, m).prompts()),
+                "records": lambda: list(PromptBuilder(ds_b, m).build_all()), "hand": lambda: hand_w3([], big)},
     }, max(3, a.reps // 2))
-    keep = {v: (len(big) / scale["10x"][v]) / (len(small) / scale["1x"][v]) for v in ("records", "hand")}
-    print(f"\nW3 scaling {len(small):,} -> {len(big):,} rows (all prompts kept): build_all "
-          f"{len(small) / scale['1x']['records']:,.0f} -> {len(big) / scale['10x']['records']:,.0f} prompts/s "
-          f"(keeps {keep['records']:.2f}), hand {len(small) / scale['1x']['hand']:,.0f} -> "
-          f"{len(big) / scale['10x']['hand']:,.0f} (keeps {keep['hand']:.2f}); promptweave keeps "
-          f"{keep['records'] / keep['hand']:.2f}x as well as hand")
+    keep = {v: (len(big) / scale["10x"][v]) / (len(small) / scale["1x"][v]) for v in ("prompts", "records", "hand")}
+    print(f"\nW3 scaling {len(small):,} -> {len(big):,} rows (all prompts kept), prompts/s at 1x -> 10x:")
+    for v, name in (("prompts", "prompts()"), ("records", "build_all()"), ("hand", "hand")):
+        print(f"  {name:<12}{len(small) / scale['1x'][v]:>11,.0f} -> {len(big) / scale['10x'][v]:>11,.0f}"
+              f"  keeps {keep[v]:.2f}" + ("" if v == "hand" else f" ({keep[v] / keep['hand']:.2f}x as well as hand)"))
     return scale, keep
 
 

@@ -14,7 +14,7 @@ import operator
 import re
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import chain, compress, count, repeat
 from operator import eq, itemgetter, ne
@@ -571,11 +571,14 @@ class PromptBuilder:
         """
         return chain.from_iterable(self._runs(indices, with_prompt, self._fast(compiled and not with_prompt)))
 
-    def record_chunks(self, indices: Sequence[int] | None = None) -> Iterator[list[PromptRecord]]:
-        """``build_all``'s records as the lists they are made in (a compiled chunk is a :class:`RecordChunk`
-        of at most 4,096 rows, with its ``prompts`` list): what a run feeds its inferencers, batch by batch."""
+    def record_chunks(self, indices: Sequence[int] | None = None) -> Iterator[Sequence[PromptRecord]]:
+        """``build_all``'s records as the chunks they are made in: what a run feeds its inferencers, batch by
+        batch. A compiled chunk (at most 4,096 rows) is a :class:`RecordChunk` of columns (``prompts``,
+        ``indices``, ``labels``, ``shot_ids``) whose record objects are made only if it is read as records;
+        the general path's are lists of records."""
         for recs in self._runs(indices, False, self._fast(True)):
-            yield recs if isinstance(recs, list) else list(recs)
+            yield recs if isinstance(recs, (list, RecordChunk)) else list(recs)
+            del recs  # not alive while the next chunk is built: a streamed task holds one chunk, not two
 
     def prompts(self, indices: Sequence[int] | None = None) -> Iterator[Any]:
         """What the model receives for these rows, in ``build_all``'s order: each record's ``rendered`` only.
@@ -664,6 +667,7 @@ class PromptBuilder:
                     if paused:
                         gc.enable()
                 yield out
+                del out  # (see record_chunks)
 
     def _shot_runs(self, indices: Sequence[int], ids_list: list, shots: list, labels: Sequence[Any],
                    records: bool, sliceable: bool) -> Iterator[list]:
@@ -706,20 +710,13 @@ class PromptBuilder:
             try:
                 out = run(sub, rows, idss)
                 if records:
-                    if len(labs) == 1:
-                        lab = labs[0] if self.mode == "ppl" else None
-                        infos: Any = zip(repeat(mode), repeat(lab), idss, repeat(None), repeat(ds), repeat(model),
-                                         repeat(None), repeat(None))
-                        each: Any = sub
-                    else:
-                        infos = ((mode, lab, ids, None, ds, model, None, None) for ids in idss for lab in labs)
-                        each = chain.from_iterable(map(repeat, sub, repeat(len(labs))))
-                    out = RecordChunk(map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), positions(), infos)),
-                                      out)
+                    out = RecordChunk.from_columns(partial(_shot_records, mode, labs, sub, idss, out, ds, model), out,
+                                                   sub, labs if self.mode == "ppl" else (None,), idss, True)
             finally:
                 if paused:
                     gc.enable()
             yield out
+            del out  # (see record_chunks)
 
     # ------------------------------------------------------------------ normalizing_str
     def split_at_sep(self, index: int, label: Any, ids: Sequence[int] | None = None) -> tuple[str, str]:
@@ -782,6 +779,20 @@ class PromptBuilder:
             return Dialogue(ice.items[:-1])  # build_ice always closes with the eos item
         _, eos = self.ice_glue()
         return ice[:len(ice) - len(eos)] if eos and ice.endswith(eos) else ice
+
+
+def _shot_records(mode: str, labs: Sequence[Any], sub: Sequence[int], idss: list, out: list, ds: str,
+                  model: str) -> Iterable[PromptRecord]:
+    """The records of a chunk of rows with examples of their own (``_shot_runs``), pointing into ``out``."""
+    if len(labs) == 1:
+        lab = labs[0] if mode == "ppl" else None
+        infos: Any = zip(repeat(mode), repeat(lab), idss, repeat(None), repeat(ds), repeat(model), repeat(None),
+                         repeat(None))
+        each: Any = sub
+    else:
+        infos = ((mode, lab, ids, None, ds, model, None, None) for ids in idss for lab in labs)
+        each = chain.from_iterable(map(repeat, sub, repeat(len(labs))))
+    return map(tuple.__new__, repeat(PromptRecord), zip(each, repeat(out), positions(), infos))
 
 
 def _run_plan(plan: Any, row: Mapping[str, Any]) -> Any:

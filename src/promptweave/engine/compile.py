@@ -24,7 +24,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain, count, cycle, repeat
 from typing import Any
 
@@ -228,19 +228,30 @@ def positions() -> Iterable[int]:
 
 
 def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> Callable:
-    """The records around a chunk's prompts: ``chunk(records, prompts)``, each record pointing into ``prompts``."""
+    """The records around a chunk's prompts, each pointing into the chunk's prompt list: as a
+    :class:`~promptweave.infer.records.RecordChunk` of columns (``chunk.from_columns``), the records made
+    only when it is read as records; as ``chunk(records, prompts)`` for any other chunk type."""
     new, per_row = _tuple_new, len(infos)
+    labels, ids = tuple(info[1] for info in infos), infos[0][2]
+    columns = getattr(chunk, "from_columns", None)
     if per_row == 1:
         info = infos[0]
 
-        def run(idx: Any, rows: Any) -> list:
-            out = render(idx, rows)
-            return chunk(map(new, repeat(record), zip(idx, repeat(out), positions(), repeat(info))), out)
+        def make(idx: Any, out: list) -> Iterable[Any]:
+            return map(new, repeat(record), zip(idx, repeat(out), positions(), repeat(info)))
     else:
-        def run(idx: Any, rows: Any) -> list:
-            out = render(idx, rows)
+        def make(idx: Any, out: list) -> Iterable[Any]:
             each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
-            return chunk(map(new, repeat(record), zip(each, repeat(out), positions(), cycle(infos))), out)
+            return map(new, repeat(record), zip(each, repeat(out), positions(), cycle(infos)))
+
+    if columns is not None:
+        def run(idx: Any, rows: Any) -> Any:
+            out = render(idx, rows)
+            return columns(partial(make, idx, out), out, idx, labels, ids)
+    else:
+        def run(idx: Any, rows: Any) -> Any:
+            out = render(idx, rows)
+            return chunk(make(idx, out), out)
     return run
 
 

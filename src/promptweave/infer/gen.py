@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
-from promptweave.infer.records import RecordLike, is_messages, prompts_of
+from promptweave.infer.records import RecordLike, columns_of, is_messages, prompts_of
 from promptweave.models.base import GenerationParams
 
 
@@ -35,5 +35,9 @@ def infer_gen(model: Any, records: Sequence[RecordLike], params: GenerationParam
             got = caller.call(kind, [prompts[i] for i in idx], params)
             for i, v in zip(idx, got):
                 outputs[i] = v
+    cols = columns_of(records)
+    if cols is not None:  # a compiled chunk's columns: no record object is made
+        indices, _, shots = cols
+        return [GenResult(i, p, list(s or []), o, {}) for i, p, s, o in zip(indices, prompts, shots, outputs)]
     return [GenResult(r.index, r.rendered, list(r.shot_ids or []), outputs[i], dict(getattr(r, "row", {}) or {}))
             for i, r in enumerate(records)]

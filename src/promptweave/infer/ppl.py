@@ -12,7 +12,7 @@ from promptweave.errors import ConfigError, ModelError
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.failure import RowFailure, first_failure
-from promptweave.infer.records import RecordLike
+from promptweave.infer.records import RecordLike, columns_of
 
 
 def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None) -> float:
@@ -57,31 +57,66 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
     With ``normalizing_str`` (OpenCompass's option) a label's score is the PPL of its
     answer after its context minus the PPL of the answer after ``normalizing_str``;
     records must then carry ``ppl_context`` and ``ppl_answer`` and the model must count tokens.
+    A compiled chunk is read by its columns (no record object is made).
     """
-    rows = group_by_row(records)
-    for grp in rows:
-        shots = [list(r.shot_ids or []) for r in grp]
-        if any(s != shots[0] for s in shots):
-            raise ConfigError("every label of a PPL row must use the same in-context examples",
-                              field=f"row[{grp[0].index}].shot_ids", value=shots)
     caller = CachedCaller(model, cache, progress, row_errors=True)
-    prompts: list[Any] = []
-    groups: list[list[int]] = []
-    for grp in rows:
-        groups.append(list(range(len(prompts), len(prompts) + len(grp))))
-        prompts.extend(r.rendered for r in grp)
     if normalizing_str is not None:
+        rows = group_by_row(records)
+        _same_shots([[r.shot_ids for r in grp] for grp in rows], [grp[0].index for grp in rows])
+        prompts: list[Any] = []
+        groups: list[list[int]] = []
+        for grp in rows:
+            groups.append(list(range(len(prompts), len(prompts) + len(grp))))
+            prompts.extend(r.rendered for r in grp)
         return _normalized(model, rows, caller, prompts, groups, normalizing_str, shared_prefix)
+    cols = columns_of(records)
+    if cols is not None:
+        indices, prompts, shots = cols
+        labels: Sequence[Any] = records.labels  # type: ignore[attr-defined]
+        rows_of: Callable[[int], Any] = lambda p: {}  # noqa: E731
+    else:
+        recs = list(records)
+        indices, prompts, shots = [r.index for r in recs], [r.rendered for r in recs], [r.shot_ids for r in recs]
+        labels = [r.label for r in recs]
+        rows_of = lambda p: getattr(recs[p], "row", {})  # noqa: E731
+    # a row's labels, in first-seen row order (together already in a built chunk)
+    by_row: dict[int, list[int]] = {}
+    for p, i in enumerate(indices):
+        by_row.setdefault(i, []).append(p)
+    positions = list(by_row.values())
+    if cols is None:  # a compiled chunk's labels share their row's examples by construction
+        _same_shots([[shots[p] for p in grp] for grp in positions], list(by_row))
+    order = [p for grp in positions for p in grp]
+    if order != list(range(len(order))):
+        prompts = [prompts[p] for p in order]
+    groups, at = [], 0
+    for grp in positions:
+        groups.append(list(range(at, at + len(grp))))
+        at += len(grp)
     scores = caller.call("score", prompts, None, groups if shared_prefix else None)
     out: list[PPLResult] = []
-    for grp, idx in zip(rows, groups):
-        fault = first_failure(scores[i] for i in idx)
+    for grp, idx in zip(positions, groups):
+        first = grp[0]
+        labs = [labels[p] for p in grp]
+        texts = {labels[p]: prompts[k] for p, k in zip(grp, idx)}
+        fault = first_failure(scores[k] for k in idx)
         if fault is not None:
-            out.append(_failed(grp, fault))
+            out.append(PPLResult(indices[first], labs, {}, None, list(shots[first] or []), texts,
+                                 dict(rows_of(first) or {}), fault))
             continue
-        ppl = {r.label: average_nll(scores[i]) for r, i in zip(grp, idx)}
-        out.append(_result(grp, ppl))
+        ppl = {labels[p]: average_nll(scores[k]) for p, k in zip(grp, idx)}
+        best = min(ppl, key=lambda k: ppl[k])  # first label wins ties, as the reference's argmin does
+        out.append(PPLResult(indices[first], labs, ppl, best, list(shots[first] or []), texts,
+                             dict(rows_of(first) or {})))
     return out
+
+
+def _same_shots(shots: list[list[Any]], indices: list[int]) -> None:
+    for row_shots, index in zip(shots, indices):
+        ids = [list(s or []) for s in row_shots]
+        if any(s != ids[0] for s in ids):
+            raise ConfigError("every label of a PPL row must use the same in-context examples",
+                              field=f"row[{index}].shot_ids", value=ids)
 
 
 def _failed(grp: list[RecordLike], fault: RowFailure) -> PPLResult:

@@ -9,6 +9,7 @@ import os
 import re
 import tempfile
 import warnings
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
-from promptweave.infer.records import to_jsonable
+from promptweave.infer.records import columns_of, to_jsonable
 from promptweave.run.lock import workdir_lock
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
 
@@ -86,32 +87,41 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     ev = task.evaluation
-    by_index = {}
-    for r in records:
-        by_index.setdefault(r.index, r)
+    if task.mode in ("gen", "ppl", "clp") and task.golds is not None and columns_of(records) is not None:
+        # a compiled chunk read by its columns: no record object, so none carries extra notes
+        by_index: dict[int, Any] | None = None
+        golds = task.golds
+
+        def gold(i: int) -> Any:
+            return golds.get(i)
+    else:
+        by_index = {}
+        for r in records:
+            by_index.setdefault(r.index, r)
+
+        def gold(i: int) -> Any:
+            return task.gold(by_index[i])
     out: list[dict[str, Any]] = []
     if task.mode == "gen":
         for g in infer_gen(model, records, task.params, cache, progress):
             row = {"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids}
             if isinstance(g.output, RowFailure):
-                row.update(output=None, prediction=None, gold=task.gold(by_index[g.index]),
-                           error=g.output.to_json())
+                row.update(output=None, prediction=None, gold=gold(g.index), error=g.output.to_json())
             else:
-                row.update(output=g.output, prediction=ev.process_prediction(g.output),
-                           gold=task.gold(by_index[g.index]))
+                row.update(output=g.output, prediction=ev.process_prediction(g.output), gold=gold(g.index))
             out.append(row)
     elif task.mode == "ppl":
         for p in infer_ppl(model, records, cache, progress, normalizing_str=task.normalizing_str):
             row = {"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
                    "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()} if p.error is None
-                   else None, "prediction": p.prediction, "gold": task.gold(by_index[p.index])}
+                   else None, "prediction": p.prediction, "gold": gold(p.index)}
             if p.error is not None:
                 row["error"] = p.error.to_json()
             out.append(row)
     elif task.mode == "clp":
         for c in infer_clp(model, records, task.choices, cache, progress):
             out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
-                        "output": c.probs, "prediction": c.prediction, "gold": task.gold(by_index[c.index])})
+                        "output": c.probs, "prediction": c.prediction, "gold": gold(c.index)})
     elif task.mode in ("sc", "ll", "ppl_only", "function_call", "inference_ppl", "sw_ce_loss"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
         from promptweave.infer.forms import form_rows
 
@@ -131,8 +141,8 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     else:
         raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
                                expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat, agent or tot")
-    for row in out:  # examples dropped to fit max_seq_len: keep what the retriever chose as well
-        extra = getattr(by_index[row["index"]], "extra", None) or {}
+    for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
+        extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
     return out
@@ -141,7 +151,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 class _JournalPrompts(Sequence):
     """The prompts of a task's journal rows, read from the file only when an evaluator asks for them."""
 
-    def __init__(self, path: Path, offsets: list[int], keep: list[int], key: str = "prompt") -> None:
+    def __init__(self, path: Path, offsets: Sequence[int], keep: Sequence[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
         self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
 
@@ -156,15 +166,15 @@ class _JournalPrompts(Sequence):
             return json.loads(f.readline()).get(self.key)
 
     def __iter__(self) -> Iterator[Any]:
-        want = set(self.keep)
+        want = self.keep if isinstance(self.keep, range) else set(self.keep)
         with open(self.path, encoding="utf-8") as f:
             for n, line in enumerate(f):
                 if n in want:
                     yield json.loads(line).get(self.key)
 
 
-def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], on_row_error: str,
-           prompts: Callable[[list[int]], Sequence[Any]], indices: list[int], cache: ResponseCache,
+def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int], on_row_error: str,
+           prompts: Callable[[Sequence[int]], Sequence[Any]], indices: Sequence[int], cache: ResponseCache,
            workdir: Path) -> tuple[dict[str, Any], list[Any], list[bool | None], list[Any] | None]:
     """Results fields, processed golds, per-row verdicts and judge records; failed rows per ``on_row_error``.
 
@@ -176,7 +186,8 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: list[bool], o
     """
     ev = task.evaluation
     golds = [ev.process_gold(g) for g in golds]
-    keep = [i for i, f in enumerate(failed) if not f] if on_row_error != "wrong" else list(range(len(golds)))
+    keep: Sequence[int] = ([i for i, f in enumerate(failed) if not f] if on_row_error != "wrong"
+                           else range(len(golds)))
     correct: list[bool | None] = [None] * len(golds)
     if not keep:
         return {"metrics": {}}, golds, correct, None
@@ -371,9 +382,11 @@ class _Journal:
         self.path = path
         self.preds: list[Any] = []
         self.golds: list[Any] = []
-        self.failed: list[bool] = []
-        self.indices: list[int] = []
-        self.offsets: list[int] = []
+        # compact columns (a task's rows are only ever appended): the run's memory grows by about 17
+        # bytes a row here, not about 70
+        self.failed = bytearray()
+        self.indices = array("q")
+        self.offsets = array("q")
         self.errors: list[dict[str, Any]] = []
         self.out: Any = None
 
