@@ -38,12 +38,14 @@ from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} b
 from promptweave.infer.agent import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
+from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Config", "load_config", "open_dataset", "open_model",
     "DatasetSpec", "InferencerConfig", "ModelSpec", "PromptBuilder", "PromptRecord", "ReaderConfig",
+    "RecordChunk", "columns_of",
     "ConfigError", "DataError", "LVEError", "MetaTemplateError", "ModelError", "PromptweaveError",
     "PromptweaveWarning", "RetrieverError", "RoleError", "TemplateError",
     "ContentPart", "Dialogue", "SectionMark", "Turn", "PromptTemplate", "MetaTemplate",
