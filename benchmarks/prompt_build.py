@@ -337,6 +337,7 @@ def main() -> None:
         batches = lazy(PromptBuilder(ds, m), 4 if w == "W2" else 1).batches(4096)
         assert [p for b in batches for p in prompts_of(b)] == got["hand"], f"{w}: run batches disagree"
         assert variants["run"]().n == variants["hand_stream"]().n == len(got["hand"])
+        del got, batches  # nothing of the checks stays alive while timing
     # the general path is 20-150x slower and leaves much garbage behind: timed in its own rounds
     general = {w: {"general": v.pop("general"), "hand": v["hand"]} for w, v in jobs.items()}
     med = interleaved(jobs, a.reps)
