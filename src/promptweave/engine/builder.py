@@ -339,7 +339,7 @@ class PromptBuilder:
 
     def _compile(self, blocks: list[Block], ids: list[int], records: bool = True) -> Any:
         return compile_blocks(blocks, record=PromptRecord, mode=self.mode, ids=ids, dataset=self.dataset.abbr,
-                              model=self.model.abbr, records=records, chunk=RecordChunk)
+                              model=self.model.abbr, records=records)
 
     def _record_fn(self, label: Any, ids: Sequence[int]) -> Any:
         """``f(index, row) -> PromptRecord`` for (label, ids), or None where the general path is needed."""

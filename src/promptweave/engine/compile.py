@@ -28,6 +28,8 @@ from functools import lru_cache, partial
 from itertools import chain, count, cycle, repeat
 from typing import Any
 
+from promptweave.infer.records import RecordChunk
+
 __all__ = ["Block", "compile_blocks", "compile_fill", "compile_shot_rows", "positions"]
 
 _tuple_new = tuple.__new__
@@ -195,9 +197,10 @@ def _factory(source: str) -> Callable[..., Callable]:
 
 
 def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: list, dataset: str,
-                   model: str, records: bool = True, chunk: type = list) -> Callable[[Iterable[int], Iterable[Any]], list]:
-    """``run(indices, rows)``: the records of those rows, one per block per row, in row order
-    (``records=False``: only what each record's ``rendered`` would be).
+                   model: str, records: bool = True) -> Callable[[Iterable[int], Iterable[Any]], Any]:
+    """``run(indices, rows)``: the records of those rows, one per block per row, in row order, as a
+    :class:`~promptweave.infer.records.RecordChunk` (``records=False``: a list of what each record's
+    ``rendered`` would be).
 
     A record is ``(index, prompts, pos, info)``: ``prompts[pos]`` is its rendered value, ``prompts`` the
     chunk's list, ``info`` the fields its block shares with every row (see
@@ -213,7 +216,7 @@ def compile_blocks(blocks: Sequence[Block], *, record: type, mode: str, ids: lis
     # Python frame per record, and zip reuses its tuple), about half the cost of making each
     # record inside the comprehension.
     render = _factory(_source(blocks, consts, False))(fixed + tuple(consts))
-    return _with_records(render, record, tuple(infos[id(b)] for b in blocks), chunk)
+    return _with_records(render, record, tuple(infos[id(b)] for b in blocks))
 
 
 _ERRORS = (KeyError, TypeError, IndexError)
@@ -227,13 +230,11 @@ def positions() -> Iterable[int]:
     return chain(_POS, count(len(_POS)))
 
 
-def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> Callable:
-    """The records around a chunk's prompts, each pointing into the chunk's prompt list: as a
-    :class:`~promptweave.infer.records.RecordChunk` of columns (``chunk.from_columns``), the records made
-    only when it is read as records; as ``chunk(records, prompts)`` for any other chunk type."""
+def _with_records(render: Callable, record: type, infos: tuple) -> Callable:
+    """A chunk's prompts as a :class:`RecordChunk` of columns; its records, made only when it is read as
+    records, each point into the chunk's prompt list."""
     new, per_row = _tuple_new, len(infos)
     labels, ids = tuple(info[1] for info in infos), infos[0][2]
-    columns = getattr(chunk, "from_columns", None)
     if per_row == 1:
         info = infos[0]
 
@@ -244,14 +245,9 @@ def _with_records(render: Callable, record: type, infos: tuple, chunk: type) -> 
             each = chain.from_iterable(map(repeat, idx, repeat(per_row)))
             return map(new, repeat(record), zip(each, repeat(out), positions(), cycle(infos)))
 
-    if columns is not None:
-        def run(idx: Any, rows: Any) -> Any:
-            out = render(idx, rows)
-            return columns(partial(make, idx, out), out, idx, labels, ids)
-    else:
-        def run(idx: Any, rows: Any) -> Any:
-            out = render(idx, rows)
-            return chunk(make(idx, out), out)
+    def run(idx: Any, rows: Any) -> RecordChunk:
+        out = render(idx, rows)
+        return RecordChunk.from_columns(partial(make, idx, out), out, idx, labels, ids)
     return run
 
 

@@ -60,102 +60,77 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
     A compiled chunk is read by its columns (no record object is made).
     """
     caller = CachedCaller(model, cache, progress, row_errors=True)
-    if normalizing_str is not None:
-        rows = group_by_row(records)
-        _same_shots([[r.shot_ids for r in grp] for grp in rows], [grp[0].index for grp in rows])
-        prompts: list[Any] = []
-        groups: list[list[int]] = []
-        for grp in rows:
-            groups.append(list(range(len(prompts), len(prompts) + len(grp))))
-            prompts.extend(r.rendered for r in grp)
-        return _normalized(model, rows, caller, prompts, groups, normalizing_str, shared_prefix)
-    cols = columns_of(records)
+    cols = columns_of(records) if normalizing_str is None else None  # normalizing reads each record's split
+    recs: list[Any] = []
     if cols is not None:
         indices, prompts, shots = cols
         labels: Sequence[Any] = records.labels  # type: ignore[attr-defined]
-        rows_of: Callable[[int], Any] = lambda p: {}  # noqa: E731
     else:
         recs = list(records)
         indices, prompts, shots = [r.index for r in recs], [r.rendered for r in recs], [r.shot_ids for r in recs]
         labels = [r.label for r in recs]
-        rows_of = lambda p: getattr(recs[p], "row", {})  # noqa: E731
-    # a row's labels, in first-seen row order (together already in a built chunk)
+    # each row's labels (positions in the batch), in first-seen row order; together already in a built chunk
     by_row: dict[int, list[int]] = {}
     for p, i in enumerate(indices):
         by_row.setdefault(i, []).append(p)
-    positions = list(by_row.values())
+    rows = list(by_row.values())
     if cols is None:  # a compiled chunk's labels share their row's examples by construction
-        _same_shots([[shots[p] for p in grp] for grp in positions], list(by_row))
-    order = [p for grp in positions for p in grp]
+        for index, grp in by_row.items():
+            ids = [list(shots[p] or []) for p in grp]
+            if any(s != ids[0] for s in ids):
+                raise ConfigError("every label of a PPL row must use the same in-context examples",
+                                  field=f"row[{index}].shot_ids", value=ids)
+    order = [p for grp in rows for p in grp]
     if order != list(range(len(order))):
         prompts = [prompts[p] for p in order]
     groups, at = [], 0
-    for grp in positions:
-        groups.append(list(range(at, at + len(grp))))
+    for grp in rows:
+        groups.append(range(at, at + len(grp)))
         at += len(grp)
-    scores = caller.call("score", prompts, None, groups if shared_prefix else None)
+    norm = _normalizing(model, [recs[p] for p in order], normalizing_str) if normalizing_str is not None else None
+    scores = caller.call("score", prompts, None, [list(g) for g in groups] if shared_prefix else None)
+    if norm is not None:
+        ppls = _normalized(norm, caller, scores, groups, shared_prefix)
+    else:
+        ppls = [first_failure(scores[k] for k in idx) or [average_nll(scores[k]) for k in idx] for idx in groups]
     out: list[PPLResult] = []
-    for grp, idx in zip(positions, groups):
+    for grp, idx, got in zip(rows, groups, ppls):
         first = grp[0]
         labs = [labels[p] for p in grp]
-        texts = {labels[p]: prompts[k] for p, k in zip(grp, idx)}
-        fault = first_failure(scores[k] for k in idx)
-        if fault is not None:
-            out.append(PPLResult(indices[first], labs, {}, None, list(shots[first] or []), texts,
-                                 dict(rows_of(first) or {}), fault))
+        texts = {lab: prompts[k] for lab, k in zip(labs, idx)}
+        row = dict(getattr(recs[first], "row", {}) or {}) if recs else {}
+        if isinstance(got, RowFailure):  # a label prompt could not be scored: no prediction, the failure kept
+            out.append(PPLResult(indices[first], labs, {}, None, list(shots[first] or []), texts, row, got))
             continue
-        ppl = {labels[p]: average_nll(scores[k]) for p, k in zip(grp, idx)}
+        ppl = dict(zip(labs, got))
         best = min(ppl, key=lambda k: ppl[k])  # first label wins ties, as the reference's argmin does
-        out.append(PPLResult(indices[first], labs, ppl, best, list(shots[first] or []), texts,
-                             dict(rows_of(first) or {})))
+        out.append(PPLResult(indices[first], labs, ppl, best, list(shots[first] or []), texts, row))
     return out
 
 
-def _same_shots(shots: list[list[Any]], indices: list[int]) -> None:
-    for row_shots, index in zip(shots, indices):
-        ids = [list(s or []) for s in row_shots]
-        if any(s != ids[0] for s in ids):
-            raise ConfigError("every label of a PPL row must use the same in-context examples",
-                              field=f"row[{index}].shot_ids", value=ids)
-
-
-def _failed(grp: list[RecordLike], fault: RowFailure) -> PPLResult:
-    """A row one of whose label prompts could not be scored: no prediction, the failure kept."""
-    return PPLResult(grp[0].index, [r.label for r in grp], {}, None, list(grp[0].shot_ids or []),
-                     {r.label: r.rendered for r in grp}, dict(getattr(grp[0], "row", {}) or {}), fault)
-
-
-def _result(grp: list[RecordLike], ppl: dict) -> PPLResult:
-    best = min(ppl, key=lambda k: ppl[k])  # first label wins ties, as the reference's argmin does
-    return PPLResult(grp[0].index, [r.label for r in grp], ppl, best, list(grp[0].shot_ids or []),
-                     {r.label: r.rendered for r in grp}, dict(getattr(grp[0], "row", {}) or {}))
-
-
-def _normalized(model: Any, rows: list, caller: CachedCaller, prompts: list, groups: list,
-                normalizing_str: str, shared_prefix: bool) -> list[PPLResult]:
+def _normalizing(model: Any, recs: list, normalizing_str: str) -> tuple[list[int], list[str], int]:
+    """What ``normalizing_str`` scoring needs, checked before any call: each record's context length in
+    tokens, each answer after ``normalizing_str``, and that string's own length."""
     if not hasattr(model, "count_tokens"):
         raise ModelError("normalizing_str needs a model that counts tokens (a local model)", field="model",
                          value=getattr(model, "name", None))
     ctx_len: list[int] = []
     norm_prompts: list[str] = []
-    for grp in rows:
-        for r in grp:
-            context, answer = getattr(r, "ppl_context", None), getattr(r, "ppl_answer", None)
-            if context is None or answer is None:
-                raise ConfigError("normalizing_str needs records with ppl_context and ppl_answer",
-                                  field=f"row[{r.index}]")
-            ctx_len.append(model.count_tokens(context))
-            norm_prompts.append(normalizing_str + answer)
-    norm_len = model.count_tokens(normalizing_str)
-    scores = caller.call("score", prompts, None, groups if shared_prefix else None)
+    for r in recs:
+        context, answer = getattr(r, "ppl_context", None), getattr(r, "ppl_answer", None)
+        if context is None or answer is None:
+            raise ConfigError("normalizing_str needs records with ppl_context and ppl_answer",
+                              field=f"row[{r.index}]")
+        ctx_len.append(model.count_tokens(context))
+        norm_prompts.append(normalizing_str + answer)
+    return ctx_len, norm_prompts, model.count_tokens(normalizing_str)
+
+
+def _normalized(norm: tuple[list[int], list[str], int], caller: CachedCaller, scores: list, groups: list,
+                shared_prefix: bool) -> list[Any]:
+    """Each row's label scores less each answer's PPL after ``normalizing_str``, or the row's RowFailure."""
+    ctx_len, norm_prompts, norm_len = norm
     norm_scores = caller.call("score", norm_prompts, None, [list(range(len(norm_prompts)))] if shared_prefix else None)
-    out = []
-    for grp, idx in zip(rows, groups):
-        fault = first_failure([scores[i] for i in idx] + [norm_scores[i] for i in idx])
-        if fault is not None:
-            out.append(_failed(grp, fault))
-            continue
-        ppl = {r.label: average_nll(scores[i], ctx_len[i]) - average_nll(norm_scores[i], norm_len)
-               for r, i in zip(grp, idx)}
-        out.append(_result(grp, ppl))
-    return out
+    return [first_failure([scores[i] for i in idx] + [norm_scores[i] for i in idx])
+            or [average_nll(scores[i], ctx_len[i]) - average_nll(norm_scores[i], norm_len) for i in idx]
+            for idx in groups]

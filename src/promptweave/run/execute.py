@@ -17,7 +17,7 @@ from typing import Any
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
-from promptweave.infer.records import columns_of, to_jsonable
+from promptweave.infer.records import RecordChunk, to_jsonable
 from promptweave.run.lock import workdir_lock
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
 
@@ -87,7 +87,8 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     ev = task.evaluation
-    if task.mode in ("gen", "ppl", "clp") and task.golds is not None and columns_of(records) is not None:
+    if (task.mode in ("gen", "ppl", "clp") and task.golds is not None and isinstance(records, RecordChunk)
+            and records.columnar):
         # a compiled chunk read by its columns: no record object, so none carries extra notes
         by_index: dict[int, Any] | None = None
         golds = task.golds
