@@ -174,6 +174,12 @@ class CodeExecutionError(EvaluationError):
     code = "PW630"
 
 
+class CodeSandboxError(CodeExecutionError):
+    """``--allow-code-exec`` needs the OS sandbox (bubblewrap) and it is missing or cannot start here."""
+
+    code = "PW631"
+
+
 # -- run (work dir, locking, row failures) --
 class RunError(PromptweaveError):
     """A run could not proceed: the work dir is locked or unusable, or a task could not be executed."""

@@ -31,7 +31,10 @@ def run_cmd(
     no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
     # eval hook (eval helper): code-executing evaluators and the default LLM judge
     allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="Let code evaluators (HumanEval, MBPP) "
-                                         "run the model's code, in a limited subprocess."),
+                                         "and the CIBench agent run the model's code, in the OS sandbox."),
+    code_sandbox: str = typer.Option("bwrap", "--code-sandbox", help="Where --allow-code-exec runs model code: "
+                                     "'bwrap' (default: bubblewrap; no network, own PID namespace, clean env, "
+                                     "private tmpfs) or 'rlimits' (WEAKER: only time/memory limits, no isolation)."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge for LLM-judged datasets whose "
                                               "judge_cfg is empty: a model abbr from judge_models or models."),
     # -- ray helper: executor options (run/executors/)
@@ -62,6 +65,8 @@ def run_cmd(
     err = Console(stderr=True, highlight=False)
     if on_row_error not in ("wrong", "skip", "fail"):
         raise typer.BadParameter(f"{on_row_error!r}: expected wrong, skip or fail", param_hint="--on-row-error")
+    if code_sandbox not in ("bwrap", "rlimits"):
+        raise typer.BadParameter(f"{code_sandbox!r}: expected bwrap or rlimits", param_hint="--code-sandbox")
     # forms hook: planning's warnings (placeholders sent as written, ...) printed as `lint` and `view` print them
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -84,7 +89,8 @@ def run_cmd(
 
             def prepare(planned: list) -> None:
                 try:
-                    prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
+                    prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg,
+                                  code_sandbox=code_sandbox)
                 except PromptweaveError as exc:
                     raise (exc if exc.file else exc.at(file=str(config))) from None
 

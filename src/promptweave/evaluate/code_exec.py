@@ -1,10 +1,12 @@
-"""Running model-written code for code benchmarks (HumanEval, MBPP): only in a limited subprocess, only on request.
+"""Running model-written code for code benchmarks (HumanEval, MBPP): only on request, only in the OS sandbox.
 
-Each program runs in a fresh ``python -I`` (isolated: no site dir, no env vars, no cwd on ``sys.path``) in an empty
-temporary directory, in its own session, with ``setrlimit`` caps on address space, CPU time, file size, open files
-and processes, and a wall-clock timeout that kills its whole process group. Before the program runs, process
-spawning, ``os.system`` and file removal are disabled inside it (a program that tries them fails; the limits above
-are what actually contain it). Nothing runs unless the user passed ``--allow-code-exec``.
+Nothing runs unless the user passed ``--allow-code-exec``. Each program then runs in a fresh ``python -I -S``
+inside the sandbox of :mod:`promptweave.evaluate.os_sandbox` (bubblewrap: no network, its own PID namespace, a clean
+environment, a private tmpfs as the only writable place, no process creation, killed with the run; or, only when
+the user names it, the weaker ``rlimits`` mode). Inside, ``setrlimit`` caps address space, CPU time, file size and
+open files, and a wall-clock timeout kills the whole sandbox. The runner also replaces Python's process and
+file-removal functions with ones that refuse: a courtesy that makes such programs fail fast with a clear error, not
+a boundary (``importlib.reload`` or ``ctypes`` get around it; the OS sandbox is what holds).
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from promptweave.errors import CodeExecutionError
+from promptweave.errors import CodeExecutionError, CodeSandboxError
+from promptweave.evaluate import os_sandbox
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import _check
 
@@ -30,7 +33,8 @@ FLAG = "--allow-code-exec"
 # The runner: reads {"program", "test", "limits", "token"} as JSON on stdin, applies the limits, disarms process,
 # file and exit APIs, runs the program then the test in one namespace, and reports "<token>:<code>" on a private
 # copy of stdout (0 pass, 3 wrong answer, 4 failed); a program that ends the process itself never reports a pass.
-# process spawning, killing and file removal disarmed in both the one-shot runner and the session script
+# process spawning, killing and file removal disarmed in both the one-shot runner and the session script: not a
+# security boundary (see the module docstring), only a clearer failure for programs that try them
 _DISARM = r'''
 def _refuse(*a, **k):
     raise PermissionError("disabled in the promptweave code sandbox")
@@ -54,7 +58,7 @@ _token = job.pop("token")
 _report = os.fdopen(os.dup(1), "w")
 _exit = os._exit
 for _res, _v in job["limits"].items():
-    try:  # RLIMIT_NPROC is ignored for root; the spawning APIs are disarmed below as well
+    try:  # RLIMIT_NPROC is ignored for root: the sandbox's seccomp filter is the process limit that holds
         resource.setrlimit(getattr(resource, _res), (_v, _v))
     except (ValueError, OSError):
         pass
@@ -116,6 +120,7 @@ class Limits:
     memory_mb: int = 1024
     cpu_s: int = 10
     file_mb: int = 16
+    disk_mb: int = 64  # the sandbox's private work folder (tmpfs), and as much again for its /tmp
 
 
 def _rlimits(lim: Limits) -> dict[str, int]:
@@ -124,30 +129,94 @@ def _rlimits(lim: Limits) -> dict[str, int]:
             "RLIMIT_FSIZE": lim.file_mb * 1024 * 1024, "RLIMIT_CORE": 0, "RLIMIT_NOFILE": 64, "RLIMIT_NPROC": 0}
 
 
-def run_program(program: str, test: str = "", limits: Limits = Limits()) -> str:
-    """``pass``, ``wrong_answer`` (an assertion failed), ``failed`` (any other error or a limit hit) or ``timeout``."""
-    with tempfile.TemporaryDirectory(prefix="pw-sandbox-") as cwd:
-        try:
-            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _RUNNER], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd,
-                                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, start_new_session=True,
-                                    close_fds=True)
-        except OSError as exc:
-            raise CodeExecutionError(f"the code sandbox could not start ({exc})", field="evaluator") from None
-        token = secrets.token_hex(16)
-        job = {"program": program, "test": test, "limits": _rlimits(limits), "token": token}
-        out = b""
-        try:
-            out, _ = proc.communicate(json.dumps(job).encode("utf-8", "surrogatepass"), timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return "timeout"
-        except BrokenPipeError:
-            proc.wait()
-        finally:
-            _kill(proc)
-    if proc.returncode == -signal.SIGXCPU:
+_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+MAX_OUTPUT = 1 << 20  # the runner writes one short line; a program that floods the real stdout fails
+
+
+def sandbox_of(ctx: Any) -> str:
+    """The code sandbox an evaluation context asks for (``--code-sandbox``; bwrap when it says nothing)."""
+    return getattr(ctx, "code_sandbox", None) or os_sandbox.DEFAULT_MODE
+
+
+def ensure_sandbox(mode: str) -> None:
+    """At run time, as at plan time: the bwrap sandbox must work here (no warning: that was given at plan time)."""
+    os_sandbox.check_mode(mode, "code_sandbox")
+    if mode == os_sandbox.BWRAP:
+        why = os_sandbox.unavailable_reason()
+        if why is not None:
+            raise CodeSandboxError(f"--allow-code-exec runs model code only in an OS sandbox, and {why}",
+                                   field=os_sandbox.FLAG, value=mode, expected=os_sandbox.INSTALL_HINT)
+
+
+def _exchange(proc: subprocess.Popen, data: bytes, timeout: float, limit: int) -> tuple[bytes, str | None]:
+    """Send ``data`` to stdin and read stdout until EOF: ``(output, None)``, or ``(partial, 'timeout' | 'flood')``
+    when the wall clock ran out or the output passed ``limit`` bytes (the caller kills the sandbox)."""
+    import selectors
+    import time
+
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    out = bytearray()
+    view = memoryview(data)
+    with selectors.DefaultSelector() as sel:
+        if data:
+            sel.register(proc.stdin, selectors.EVENT_WRITE)
+        else:
+            proc.stdin.close()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(out), "timeout"
+            for key, _ in sel.select(left):
+                if key.fileobj is proc.stdin:
+                    try:
+                        n = os.write(proc.stdin.fileno(), view[:1 << 16])
+                    except (BrokenPipeError, OSError):
+                        n = len(view)
+                    view = view[n:]
+                    if not view:
+                        sel.unregister(proc.stdin)
+                        try:
+                            proc.stdin.close()
+                        except OSError:
+                            pass
+                else:
+                    chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        sel.unregister(proc.stdout)
+                        continue
+                    out += chunk
+                    if len(out) > limit:
+                        return bytes(out), "flood"
+    left = max(0.0, deadline - time.monotonic())
+    try:
+        proc.wait(timeout=left)
+    except subprocess.TimeoutExpired:
+        return bytes(out), "timeout"
+    return bytes(out), None
+
+
+def run_program(program: str, test: str = "", limits: Limits = Limits(), sandbox: str = os_sandbox.DEFAULT_MODE) -> str:
+    """``pass``, ``wrong_answer`` (an assertion failed), ``failed`` (any other error or a limit hit) or ``timeout``.
+    ``sandbox``: ``bwrap`` (the OS sandbox) or ``rlimits`` (only when the user asked for it)."""
+    ensure_sandbox(sandbox)
+    jail = os_sandbox.Jail(work_mb=limits.disk_mb, tmp_mb=limits.disk_mb)
+    try:
+        box = os_sandbox.start([sys.executable, "-I", "-S", "-c", _RUNNER], sandbox, jail, _ENV)
+    except OSError as exc:
+        raise CodeExecutionError(f"the code sandbox could not start ({exc})", field="evaluator") from None
+    token = secrets.token_hex(16)
+    job = {"program": program, "test": test, "limits": _rlimits(limits), "token": token}
+    try:
+        out, stopped = _exchange(box.proc, json.dumps(job).encode("utf-8", "surrogatepass"), limits.timeout_s,
+                                 MAX_OUTPUT)
+    finally:
+        box.kill()
+    if stopped == "timeout" or box.proc.returncode == -signal.SIGXCPU:
         return "timeout"
+    if stopped is not None:
+        return "failed"
     code = None
     for line in out.decode("utf-8", "replace").splitlines()[::-1]:
         if line.startswith(token + ":"):
@@ -156,29 +225,17 @@ def run_program(program: str, test: str = "", limits: Limits = Limits()) -> str:
     return {"0": "pass", "3": "wrong_answer"}.get(code or "", "failed")
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None and not pipe.closed:
-            try:
-                pipe.close()
-            except OSError:
-                pass
-
-
-def run_many(jobs: Sequence[tuple[str, str]], limits: Limits = Limits(), workers: int = 4) -> list[str]:
+def run_many(jobs: Sequence[tuple[str, str]], limits: Limits = Limits(), workers: int = 4,
+             sandbox: str = os_sandbox.DEFAULT_MODE) -> list[str]:
+    ensure_sandbox(sandbox)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
-        return list(pool.map(lambda j: run_program(j[0], j[1], limits), jobs))
+        return list(pool.map(lambda j: run_program(j[0], j[1], limits, sandbox), jobs))
 
 
 def require_flag(ctx: Any, who: str, where: str = "eval_cfg.evaluator.type") -> None:
     if ctx is None or not getattr(ctx, "allow_code_exec", False):
         raise CodeExecutionError(f"{who} runs the model's code; it only runs with {FLAG}", field=where, value=who,
-                                 expected=f"promptweave run {FLAG} ... (code runs in a limited subprocess)")
+                                 expected=f"promptweave run {FLAG} ... (code runs in the OS sandbox, bubblewrap)")
 
 
 # -- the evaluators --------------------------------------------------------------------------------------------
@@ -242,7 +299,7 @@ class HumanEvalEvaluator(_CodeEvaluator):
             for pred in (preds if isinstance(preds, list) else [preds]):
                 jobs.append((f"{row['prompt']}{pred}\n\n{row['test']}\n\ncheck({row['entry_point']})\n", ""))
                 owners.append(i)
-        results = run_many(jobs, Limits(timeout_s=3.0 + 2.0, cpu_s=5))
+        results = run_many(jobs, Limits(timeout_s=3.0 + 2.0, cpu_s=5), sandbox=sandbox_of(ctx))
         per: dict[int, list[bool]] = {}
         details = []
         for i, res in zip(owners, results):
@@ -306,7 +363,7 @@ class MBPPEvaluator(_CodeEvaluator):
         for pred, ref in zip(predictions, references):
             tests = "\n".join(ref) if isinstance(ref, (list, tuple)) else str(ref)
             jobs.append((mbpp_answer(str(pred)), type_aware_tests(tests)))
-        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9))
+        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9), sandbox=sandbox_of(ctx))
         counts = {"pass": 0, "timeout": 0, "failed": 0, "wrong_answer": 0}
         details = []
         for (prog, test), res, pred in zip(jobs, results, predictions):
@@ -338,7 +395,7 @@ class MBPPPassKEvaluator(_CodeEvaluator):
             for pred in (preds if isinstance(preds, list) else [preds]):
                 jobs.append((mbpp_answer(str(pred)), type_aware_tests(str(ref["test_list_2"]))))
                 owners.append(ref["task_id"])
-        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9))
+        results = run_many(jobs, Limits(timeout_s=10.0, cpu_s=9), sandbox=sandbox_of(ctx))
         counts = {"pass": 0, "timeout": 0, "failed": 0, "wrong_answer": 0}
         passed: dict[Any, int] = {}
         total: dict[Any, int] = {}
@@ -441,7 +498,7 @@ class LCEvaluator(_CodeEvaluator):
             for code in lc_code_blocks(str(pred)):
                 jobs.append((code, lc_tests(tests, code)))
                 owners.append(i)
-        results = run_many(jobs, self.limits)
+        results = run_many(jobs, self.limits, sandbox=sandbox_of(ctx))
         by_row: dict[int, list[str]] = {}
         for i, res in zip(owners, results):
             by_row.setdefault(i, []).append(res)
@@ -478,7 +535,7 @@ class LCPassKEvaluator(LCEvaluator):
                 for code in lc_code_blocks(str(pred)):
                     jobs.append((code, lc_tests(tests, code)))
                     owners.append(s)
-        results = run_many(jobs, self.limits)
+        results = run_many(jobs, self.limits, sandbox=sandbox_of(ctx))
         per_sample: dict[int, list[str]] = {}
         for s, res in zip(owners, results):
             per_sample.setdefault(s, []).append(res)
@@ -501,24 +558,26 @@ class LCPassKEvaluator(LCEvaluator):
 
 
 # -- agent helper: a persistent Python session (AgentInferencer's code interpreter) -------------------------------
-# One process per conversation, kept alive between cells so a variable defined in one step is there in the next, as
-# in the Jupyter kernel the reference drives. The same limits as above (address space, CPU for the whole session,
-# file size, open files; process, file-removal and exit APIs disarmed), plus a wall-clock limit per cell that ends
-# the session (the next cell starts a fresh one, and says so). site-packages stay importable: the model's code
-# is meant to use the environment's libraries (pandas, matplotlib, ...), as in the reference.
-_SESSION = r'''
-import ast, io, json, os, sys, traceback, resource, posix
+# One sandbox per conversation, kept alive between cells so a variable defined in one step is there in the next, as
+# in the Jupyter kernel the reference drives. The same sandbox as above (bubblewrap; no processes, no network, a
+# private tmpfs work dir; the data folder read-only under its own name), limits on address space, CPU for the whole
+# session, file size and open files, plus a wall-clock limit per cell that ends the session (the next cell starts a
+# fresh one, and says so). site-packages stay importable, read-only: the model's code is meant to use the
+# environment's libraries (pandas, matplotlib, ...), as in the reference. Figures are saved inside the sandbox and
+# sent back as bytes in the cell's report; the host writes them where they are kept for scoring.
+_SESSION = r"""
+import ast, base64, io, json, os, sys, traceback, resource, posix
 _token = sys.argv[1]
-_images = sys.argv[2]
 _report = os.fdopen(os.dup(1), "w")
 _exit = os._exit
-_limits = json.loads(sys.argv[3])
+_limits = json.loads(sys.argv[2])
+_max_image = int(sys.argv[3])
 for _res, _v in _limits.items():
     try:
         resource.setrlimit(getattr(resource, _res), (_v, _v))
     except (ValueError, OSError):
         pass
-''' + _DISARM + r'''def _no_input(*a, **k):
+""" + _DISARM + r"""def _no_input(*a, **k):
     raise NotImplementedError("Python input() function is disabled.")
 _ns = {"__name__": "__main__", "input": _no_input}
 class _Sink(io.TextIOBase):
@@ -533,19 +592,18 @@ class _Sink(io.TextIOBase):
             else:
                 self.chunks.append([self.name, s])
         return len(s)
-_n_img = [0]
 def _figures(chunks, images):
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return
     for num in list(plt.get_fignums()):
-        _n_img[0] += 1
-        path = os.path.join(_images, "fig-%04d.png" % _n_img[0])
+        buf = io.BytesIO()
         try:
-            plt.figure(num).savefig(path, format="png")
-            images.append(path)
+            plt.figure(num).savefig(buf, format="png")
         except Exception:
-            pass
+            continue
+        if buf.tell() <= _max_image:
+            images.append(base64.b64encode(buf.getvalue()).decode("ascii"))
     plt.close("all")
 def _cell(src):
     chunks, images, ok = [], [], True
@@ -587,17 +645,21 @@ for _line in sys.stdin:
     _report.write(_token + json.dumps(_res) + "\n")
     _report.flush()
 _exit(0)
-'''
+"""
 
 
 @dataclass(frozen=True)
 class SessionLimits:
-    """Limits of an agent's Python session: wall clock per cell; memory, CPU and file size for the whole session."""
+    """Limits of an agent's Python session: wall clock per cell; memory, CPU, file size and the private work
+    folder's size for the whole session; the largest figure (PNG bytes) and cell report kept."""
 
     cell_timeout_s: float = 60.0
     memory_mb: int = 4096
     cpu_s: int = 600
     file_mb: int = 64
+    disk_mb: int = 512
+    image_mb: int = 16
+    report_mb: int = 64
 
 
 @dataclass(frozen=True)
@@ -613,40 +675,46 @@ class CellResult:
 
 
 class PythonSession:
-    """A persistent Python process for one conversation (see ``_SESSION``); ``run(code)`` executes one cell.
+    """A persistent sandboxed Python process for one conversation (see ``_SESSION``); ``run(code)`` runs one cell.
 
-    ``data_dir``: a folder made visible in the session's working directory under its own name (CIBench's
-    ``datasources``), read where the model's code expects it; ``image_dir``: where figures are saved (kept after
-    the session ends, for scoring). Use as a context manager, or call ``close()``.
+    ``data_dir``: a folder made visible, read-only, in the session's working directory under its own name
+    (CIBench's ``datasources``), read where the model's code expects it; ``image_dir``: where figures are saved
+    (kept after the session ends, for scoring); ``sandbox``: ``bwrap`` (the OS sandbox) or ``rlimits`` (only when
+    the user asked for it). Use as a context manager, or call ``close()``.
     """
 
     def __init__(self, limits: SessionLimits = SessionLimits(), *, data_dir: str | os.PathLike | None = None,
-                 image_dir: str | os.PathLike | None = None) -> None:
+                 image_dir: str | os.PathLike | None = None, sandbox: str = os_sandbox.DEFAULT_MODE) -> None:
         self.limits = limits
+        self.sandbox = os_sandbox.check_mode(sandbox, "code_sandbox")
         self.data_dir = None if data_dir is None else os.path.abspath(data_dir)
         self._own_images = image_dir is None
         self.image_dir = tempfile.mkdtemp(prefix="pw-images-") if image_dir is None else str(image_dir)
         os.makedirs(self.image_dir, exist_ok=True)
-        self._proc: subprocess.Popen | None = None
-        self._cwd: tempfile.TemporaryDirectory | None = None
+        self._box: os_sandbox.Sandboxed | None = None
         self._buf = b""
+        self._n_img = 0
         self.cells = 0
         self.started = 0
 
+    @property
+    def _proc(self) -> subprocess.Popen | None:
+        return None if self._box is None else self._box.proc
+
     def _start(self) -> None:
-        self._cwd = tempfile.TemporaryDirectory(prefix="pw-session-")
+        ensure_sandbox(self.sandbox)
+        data = None
         if self.data_dir and os.path.isdir(self.data_dir):
-            os.symlink(self.data_dir, os.path.join(self._cwd.name, os.path.basename(self.data_dir)))
+            data = {self.data_dir: os.path.basename(self.data_dir.rstrip("/")) or "data"}
         self._token = secrets.token_hex(16)
         lim = {"RLIMIT_AS": self.limits.memory_mb * 1024 * 1024, "RLIMIT_CPU": self.limits.cpu_s,
                "RLIMIT_FSIZE": self.limits.file_mb * 1024 * 1024, "RLIMIT_CORE": 0, "RLIMIT_NOFILE": 256}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-               "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HOME": self._cwd.name}
+               "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        jail = os_sandbox.Jail(work_mb=self.limits.disk_mb, tmp_mb=self.limits.disk_mb, data=data)
         try:
-            self._proc = subprocess.Popen([sys.executable, "-I", "-c", _SESSION, self._token, self.image_dir,
-                                           json.dumps(lim)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, cwd=self._cwd.name, env=env,
-                                          start_new_session=True, close_fds=True)
+            self._box = os_sandbox.start([sys.executable, "-I", "-c", _SESSION, self._token, json.dumps(lim),
+                                          str(self.limits.image_mb * 1024 * 1024)], self.sandbox, jail, env)
         except OSError as exc:
             raise CodeExecutionError(f"the code interpreter could not start ({exc})",
                                      field="infer_cfg.inferencer") from None
@@ -654,16 +722,17 @@ class PythonSession:
         self.started += 1
 
     def run(self, code: str) -> CellResult:
-        restarted = self._proc is None and self.started > 0
-        if self._proc is None or self._proc.poll() is not None:
-            restarted = restarted or self._proc is not None
+        restarted = self._box is None and self.started > 0
+        if self._box is None or self._box.proc.poll() is not None:
+            restarted = restarted or self._box is not None
             self._stop()
             self._start()
-        assert self._proc is not None and self._proc.stdin is not None
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
         self.cells += 1
         try:
-            self._proc.stdin.write((json.dumps({"code": code}) + "\n").encode("utf-8", "surrogatepass"))
-            self._proc.stdin.flush()
+            proc.stdin.write((json.dumps({"code": code}) + "\n").encode("utf-8", "surrogatepass"))
+            proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._stop()
             return CellResult(False, (("error", "the Python session ended (a limit was hit)"),),
@@ -676,7 +745,26 @@ class PythonSession:
                    else "the Python session ended (a memory, CPU or file-size limit was hit)")
             return CellResult(False, (("error", why),), timed_out=timed_out, restarted=restarted)
         return CellResult(bool(got.get("ok")), tuple((str(k), str(t)) for k, t in got.get("outputs", [])),
-                          tuple(str(p) for p in got.get("images", [])), restarted=restarted)
+                          self._save_images(got.get("images")), restarted=restarted)
+
+    def _save_images(self, images: Any) -> tuple[str, ...]:
+        import base64
+        import binascii
+
+        paths = []
+        for data in images if isinstance(images, list) else []:
+            try:
+                png = base64.b64decode(str(data), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) > self.limits.image_mb * 1024 * 1024:
+                continue
+            self._n_img += 1
+            path = os.path.join(self.image_dir, "fig-%04d.png" % self._n_img)
+            with open(path, "wb") as f:
+                f.write(png)
+            paths.append(path)
+        return tuple(paths)
 
     def _read_report(self, timeout: float) -> dict | None:
         import selectors
@@ -686,6 +774,7 @@ class PythonSession:
         fd = self._proc.stdout.fileno()
         deadline = time.monotonic() + timeout
         tag = self._token.encode()
+        cap = self.limits.report_mb * 1024 * 1024
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while True:
@@ -696,6 +785,8 @@ class PythonSession:
                             return json.loads(line[len(tag):].decode("utf-8", "replace"))
                         except ValueError:
                             return None
+                if len(self._buf) > cap:  # a cell flooding the real stdout: the session is ended
+                    return None
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
                     return None
@@ -705,12 +796,9 @@ class PythonSession:
                 self._buf += chunk
 
     def _stop(self) -> None:
-        if self._proc is not None:
-            _kill(self._proc)
-            self._proc = None
-        if self._cwd is not None:
-            self._cwd.cleanup()
-            self._cwd = None
+        if self._box is not None:
+            self._box.kill()
+            self._box = None
 
     def close(self) -> None:
         self._stop()

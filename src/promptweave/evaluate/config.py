@@ -246,6 +246,7 @@ class Evaluation:
     test_rows: Sequence[Any] = ()
     judge: Callable[[Any], tuple[Any, Any]] | None = None
     allow_code_exec: bool = False
+    code_sandbox: str = "bwrap"
     dataset_abbr: str | None = None
     model_abbr: str | None = None
 
@@ -272,7 +273,7 @@ class Evaluation:
 
             raise CodeExecutionError(f"{self.evaluator_name} runs the model's code; it only runs with {FLAG}",
                                      field=f"{self.where}.evaluator.type", value=self.evaluator_name,
-                                     expected=f"promptweave run {FLAG} ... (code runs in a limited subprocess)")
+                                     expected=f"promptweave run {FLAG} ... (code runs in the OS sandbox, bubblewrap)")
         if "judge" in self.needs and not judge and not _has_judge_cfg(self.evaluator):
             raise JudgeError(f"{self.evaluator_name} needs a judge model: judge_cfg is empty",
                              field=f"{self.where}.evaluator.judge_cfg", expected="a model dict, or --judge-model")
@@ -282,7 +283,8 @@ class Evaluation:
         """The :class:`EvalContext` for scoring the rows ``indices`` (test-row positions) of this dataset."""
         rows = [self.test_rows[i] if 0 <= i < len(self.test_rows) else {} for i in indices]
         return EvalContext(rows=rows, prompts=prompts, cache=cache, judge=self.judge, workdir=workdir,
-                           allow_code_exec=self.allow_code_exec, where=self.where, progress=progress,
+                           allow_code_exec=self.allow_code_exec, code_sandbox=self.code_sandbox, where=self.where,
+                           progress=progress,
                            dataset=self.dataset_abbr, model=self.model_abbr)
 
     def score(self, predictions: Sequence[Any], golds: Sequence[Any], ctx: EvalContext | None = None) -> Scores:
@@ -344,12 +346,17 @@ def build_evaluation(eval_cfg: Mapping[str, Any] | None, *, mode: str = "gen", a
 
 
 def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_model: Any = None,
-                  make_model: Callable[[Any], Any] | None = None, check_only: bool = False) -> None:
+                  make_model: Callable[[Any], Any] | None = None, check_only: bool = False,
+                  code_sandbox: str = "bwrap") -> None:
     """After planning, before any model call: check every task's evaluation (code flag, judge model) and give it
-    the judge factory (``judge_model``: the ``--judge-model`` config used where ``judge_cfg`` is empty)."""
+    the judge factory (``judge_model``: the ``--judge-model`` config used where ``judge_cfg`` is empty). Tasks that
+    run model code get ``code_sandbox``, which must work here (``--code-sandbox``; see ``os_sandbox.require``)."""
     from promptweave.evaluate.judge import make_judge_factory
+    from promptweave.evaluate.sandbox_plan import apply_code_sandbox
 
     factory = None if check_only else make_judge_factory(judge_model, make_model)
+    if allow_code_exec:
+        apply_code_sandbox(tasks, code_sandbox)
     for t in tasks:
         if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # agent hook: runs code
             from promptweave.infer.agent import require_code_exec

@@ -25,7 +25,8 @@ class EvalContext:
     ``rows``: the test rows (dataset columns); ``prompts``: the prompts sent (``origin_prompt``);
     ``cache``: the run's :class:`~promptweave.infer.cache.ResponseCache` (judge calls go through it);
     ``judge``: builds a judge ``(model, ModelSpec)`` from a ``judge_cfg`` (``None``/empty: the run's default judge);
-    ``allow_code_exec``: the user passed ``--allow-code-exec``.
+    ``allow_code_exec``: the user passed ``--allow-code-exec``; ``code_sandbox``: where that code runs
+    (``--code-sandbox``: ``bwrap``, the OS sandbox, or the weaker ``rlimits``).
     """
 
     rows: Sequence[Mapping[str, Any]] = ()
@@ -34,6 +35,7 @@ class EvalContext:
     judge: Callable[[Any], tuple[Any, Any]] | None = None
     workdir: Path | None = None
     allow_code_exec: bool = False
+    code_sandbox: str = "bwrap"
     where: str = "eval_cfg"
     progress: Callable[[int], None] | None = None
     # whose predictions these are (pairwise judges find the other model's answers by these names)

@@ -15,7 +15,7 @@ type and length and within ``atol + 1e-7 × |expected|`` element-wise. EvalPlus'
 tasks compare as sets, some only check the result is not None, four have their own oracle.
 
 Both the reference solution and the answer run only in the code sandbox (``evaluate/code_exec.py``, with
-``--allow-code-exec``): one sandboxed process per answer and test set. The problems come from the test rows when
+``--allow-code-exec``): one sandbox per answer and test set. The problems come from the test rows when
 they carry the tests (``base_input``...), else from EvalPlus's own data file (``MbppPlus-<version>.jsonl``), found
 where evalplus keeps it: ``$MBPP_OVERRIDE_PATH``, then the evalplus cache folder (``$XDG_CACHE_HOME/evalplus`` or
 ``~/.cache/evalplus``). Nothing is downloaded.
@@ -31,7 +31,7 @@ from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataNotFoundError, PromptweaveWarning
 from promptweave.evaluate import code_exec
-from promptweave.evaluate.code_exec import Limits, mbpp_answer, require_flag, run_many
+from promptweave.evaluate.code_exec import Limits, mbpp_answer, require_flag, run_many, sandbox_of
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import _check
 
@@ -350,7 +350,7 @@ class MBPPPlusEvaluator:
                 for which in ("base", "plus"):
                     jobs.append(self._job(problems[key], key, solution, which))
                     owners.append((i, s, which, solution))
-        results = run_many(jobs, self.limits, workers=max(1, (os.cpu_count() or 2) // 2))
+        results = run_many(jobs, self.limits, workers=max(1, (os.cpu_count() or 2) // 2), sandbox=sandbox_of(ctx))
         status = {"pass": "pass", "wrong_answer": "fail", "failed": "timeout", "timeout": "timeout"}
         per_row: dict[int, list[dict[str, Any]]] = {}
         for (i, s, which, solution), res in zip(owners, results):

@@ -123,6 +123,7 @@ class AgentSettings:
     limits: SessionLimits = SessionLimits()
     gt_timeout_s: float = 120.0  # the reference runs each gold cell with a 120 s timeout
     data_dir: str | None = None  # CIBench's datasources folder, visible in the session's working directory
+    sandbox: str = "bwrap"  # --code-sandbox: the OS sandbox the session runs in (rlimits only when asked for)
     source: str = "the reference's CIBench agent (CIReAct, ReAct protocol, IPythonInterpreter, max_turn=3)"
 
 
@@ -215,7 +216,8 @@ class AgentConversation:
         self.conv = conv
         self.settings = settings
         self.mode = infer_mode
-        self.session = PythonSession(settings.limits, data_dir=settings.data_dir, image_dir=image_dir)
+        self.session = PythonSession(settings.limits, data_dir=settings.data_dir, image_dir=image_dir,
+                                     sandbox=settings.sandbox)
         self.result = AgentResult(conv.index)
         self.system = settings.protocol.system_prompt({settings.tool_name: settings.tool_description})
 
@@ -489,7 +491,7 @@ def require_code_exec(allow_code_exec: bool, *, file: str | None = None, field: 
         raise CodeExecutionError(
             f"AgentInferencer infer_mode={value!r} runs the model's code in a Python session at every turn; it only "
             f"runs with {FLAG}", file=file, field=f"{field}.infer_mode", value=value,
-            expected=f"promptweave run {FLAG} ... (the code runs in a limited subprocess per conversation)")
+            expected=f"promptweave run {FLAG} ... (the code runs in an OS sandbox, one per conversation)")
 
 
 def mark_refused(tasks: Sequence[Any], allow_code_exec: bool) -> None:

@@ -1,0 +1,318 @@
+"""The OS sandbox model code runs in (``--allow-code-exec``): bubblewrap, or, only when asked for, bare rlimits.
+
+``bwrap`` (the default) starts each program as::
+
+    bwrap --unshare-all --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL
+          --die-with-parent --new-session --clearenv --ro-bind /usr /usr ... --proc /proc --dev /dev
+          --size N --tmpfs /sandbox --size N --tmpfs /tmp --chdir /sandbox --seccomp FD -- python ...
+
+so the program has no network (its own, empty network namespace), its own PID namespace (it sees and can signal
+only its own processes; ``/proc`` is the sandbox's), a clean environment (bubblewrap itself is started with an
+empty one, so even ``/proc/1/environ`` holds nothing of ours), a read-only view of only what the interpreter needs
+(``/usr``, the interpreter's prefix and site-packages, a few public files of ``/etc``) and two private, size-capped
+tmpfs folders as the only writable places. A seccomp filter refuses creating processes (threads are allowed) and
+``ptrace``: a process limit that holds as root too, where ``RLIMIT_NPROC`` is ignored. The sandbox dies with the
+run (``--die-with-parent``; killing bubblewrap ends the PID namespace and everything in it).
+
+``rlimits`` is the old, weaker mode: a ``python -I`` subprocess in a temporary folder with resource limits only.
+It is used only when the user names it (``--code-sandbox=rlimits``), and a warning says what it leaves open.
+
+Whether bubblewrap works here is found by starting it once (per process and bwrap binary) with the very options
+used for model code, and checking that the process guard holds.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from promptweave.errors import CodeSandboxError
+
+BWRAP = "bwrap"
+RLIMITS = "rlimits"
+MODES = (BWRAP, RLIMITS)
+DEFAULT_MODE = BWRAP
+FLAG = "--code-sandbox"
+INSTALL_HINT = ("bubblewrap with user namespaces (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+                "bubblewrap; and sysctl user.max_user_namespaces > 0), or, knowingly, the weaker "
+                f"{FLAG}=rlimits")
+RLIMITS_WARNING = (f"{FLAG}=rlimits: model code runs WITHOUT OS isolation, with only time, memory and file-size "
+                   "limits: it can read and write your files, open network connections, see and signal your "
+                   "processes, read their environment (API keys) and start processes that outlive the run. Use it "
+                   "only on answers you trust; install bubblewrap for the default sandbox.")
+WORKDIR = "/sandbox"  # the program's working directory (and HOME) inside the sandbox
+SANDBOX_UID = 65534  # the sandbox user: not root inside its user namespace, so it holds no capabilities
+
+# public, non-secret files some libraries read (the dynamic loader's cache, time zone, fonts, BLAS alternatives)
+_ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts", "/etc/alternatives", "/etc/mime.types")
+
+
+def check_mode(mode: str, field: str = FLAG) -> str:
+    if mode not in MODES:
+        raise CodeSandboxError("unknown code sandbox", field=field, value=mode, expected=" or ".join(MODES))
+    return mode
+
+
+# -- the process guard: a seccomp filter (classic BPF, as bubblewrap's --seccomp takes it) -------------------------
+_ARCH = {  # audit arch, syscall numbers: clone, clone3, then always refused (fork, vfork, ptrace, process_vm_*)
+    "x86_64": (0xC000003E, 56, 435, (57, 58, 101, 310, 311)),
+    "aarch64": (0xC00000B7, 220, 435, (117, 270, 271)),
+}
+_CLONE_THREAD = 0x00010000
+_EPERM, _ENOSYS = 1, 38
+_RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
+
+
+def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def process_guard() -> bytes | None:
+    """The filter: other architectures killed, the x32 ABI refused, ``clone`` only with ``CLONE_THREAD`` (threads,
+    not processes), ``clone3`` answered ENOSYS (its flags cannot be read, so libc falls back to ``clone``), ``fork``,
+    ``vfork``, ``ptrace`` and ``process_vm_readv/writev`` refused. ``None`` on an architecture it does not know."""
+    arch = _ARCH.get(platform.machine())
+    if arch is None:
+        return None
+    audit, clone, clone3, refused = arch
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [_insn(ld, 4), _insn(jeq, audit, 1, 0), _insn(ret, _RET_KILL), _insn(ld, 0)]
+    tail = [_insn(ret, _RET_ALLOW), _insn(ret, _RET_ERRNO | _EPERM), _insn(ret, _RET_ERRNO | _ENOSYS)]
+    checks: list[tuple[int, int, str]] = [(jge, 0x40000000, "enosys"), (jeq, clone3, "enosys")]
+    checks += [(jeq, nr, "eperm") for nr in refused]
+    # the clone check comes last: load the flags (args[0], low word) and allow only threads
+    body: list[tuple[int, int, str]] = checks
+    n_body = len(body)
+    clone_block = 4  # jeq clone; ld flags; jset CLONE_THREAD; ret EPERM (falls through to allow)
+    for i, (op, k, target) in enumerate(body):
+        left = n_body - i - 1 + clone_block  # instructions after this one, before the tail
+        off = {"allow": 0, "eperm": 1, "enosys": 2}[target]
+        prog.append(_insn(op, k, left + off, 0))
+    # jeq clone -> flags check; else jump to allow (tail[0])
+    prog.append(_insn(jeq, clone, 0, 3))
+    prog.append(_insn(ld, 16))
+    prog.append(_insn(jset, _CLONE_THREAD, 1, 0))
+    prog.append(_insn(ret, _RET_ERRNO | _EPERM))
+    return b"".join(prog + tail)
+
+
+# -- the read-only view of the interpreter ---------------------------------------------------------------------
+def _python_dirs() -> list[str]:
+    import site
+
+    dirs = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+            os.path.dirname(os.path.realpath(sys.executable))]
+    try:
+        dirs += site.getsitepackages()
+    except AttributeError:
+        pass
+    out: list[str] = []
+    for d in dirs:
+        d = os.path.realpath(d)
+        if os.path.isdir(d) and not (d == "/usr" or d.startswith("/usr/")) and d != "/":
+            out.append(d)
+    # a folder inside another one bound already adds nothing
+    out = sorted(set(out), key=len)
+    kept: list[str] = []
+    for d in out:
+        if not any(d.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(d)
+    # the unresolved venv path too, so ``sys.executable`` and its pyvenv.cfg are found where they are
+    if sys.prefix != os.path.realpath(sys.prefix) and os.path.isdir(sys.prefix):
+        kept.append(sys.prefix)
+    return kept
+
+
+def _root_entries() -> list[str]:
+    """/bin, /lib, /lib64, /sbin as the host has them: a symlink into /usr is a symlink, a folder a read-only bind."""
+    args: list[str] = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = "/" + name
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+@dataclass(frozen=True)
+class Jail:
+    """What one sandbox gets: the sizes of its private folders, extra read-only folders (host path -> name under
+    the work dir), and, only for the tests of the namespace teardown, whether processes may be started."""
+
+    work_mb: int = 64
+    tmp_mb: int = 64
+    data: Mapping[str, str] | None = None
+    processes: bool = False
+
+
+def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int | None) -> list[str]:
+    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
+            "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv",
+            "--ro-bind", "/usr", "/usr", *_root_entries()]
+    for path in _ETC:
+        args += ["--ro-bind-try", path, path]
+    for d in _python_dirs():
+        args += ["--ro-bind", d, d]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(jail.work_mb * 1024 * 1024), "--tmpfs", WORKDIR,
+             "--size", str(jail.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    for host, name in (jail.data or {}).items():
+        args += ["--ro-bind", host, f"{WORKDIR}/{name}"]
+    args += ["--chdir", WORKDIR]
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return args + ["--"]
+
+
+# -- is it usable here? ----------------------------------------------------------------------------------------
+_PROBE = ("import os\ntry:\n    pid = os.fork()\nexcept OSError:\n    print('guarded')\nelse:\n"
+          "    if pid == 0:\n        os._exit(0)\n    print('open')\n")
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap: str | None) -> str | None:
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    if process_guard() is None:
+        return f"the sandbox's process guard does not know this architecture ({platform.machine()})"
+    try:
+        proc = _Spawned.start([sys.executable, "-I", "-S", "-c", _PROBE], BWRAP, Jail(work_mb=1, tmp_mb=1),
+                              {"PATH": "/usr/bin:/bin"}, bwrap=bwrap, stderr=subprocess.PIPE)
+    except OSError as exc:
+        return f"bubblewrap could not start ({exc})"
+    try:
+        out, err = proc.proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return "bubblewrap did not finish a trivial program in 30 s"
+    finally:
+        proc.kill()
+    text = out.decode("utf-8", "replace").strip()
+    if text == "guarded":
+        return None
+    if text == "open":
+        return "bubblewrap ran, but its seccomp process guard did not hold"
+    why = err.decode("utf-8", "replace").strip().splitlines()
+    return f"bubblewrap cannot make a sandbox here ({why[-1] if why else f'exit status {proc.proc.returncode}'})"
+
+
+def unavailable_reason() -> str | None:
+    """Why the bubblewrap sandbox cannot be used here (``None``: it can); found once per process."""
+    return _probe(shutil.which(BWRAP))
+
+
+def require(mode: str, *, field: str = FLAG, file: str | None = None) -> None:
+    """Plan time: the bwrap sandbox must work (else a typed error saying how to get it); rlimits is warned about."""
+    check_mode(mode, field)
+    if mode == RLIMITS:
+        import warnings
+
+        from promptweave.errors import PromptweaveWarning
+
+        warnings.warn(RLIMITS_WARNING, PromptweaveWarning, stacklevel=2)
+        return
+    why = unavailable_reason()
+    if why is not None:
+        raise CodeSandboxError(f"--allow-code-exec runs model code only in an OS sandbox, and {why}", file=file,
+                               field=field, value=mode, expected=INSTALL_HINT)
+
+
+# -- starting a sandboxed process ------------------------------------------------------------------------------
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawn(fn, *args, **kwargs):
+    """Start processes from one long-lived thread: ``--die-with-parent`` (PR_SET_PDEATHSIG) follows the *thread*
+    that started bubblewrap, and a worker thread that ends would take a live session with it."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pw-sandbox-spawner")
+    return _spawner.submit(fn, *args, **kwargs).result()
+
+
+class _Spawned:
+    """One sandboxed process (``proc``, its pipes), the folder it runs in (``workdir``, as the process sees it),
+    and ``kill()``: the whole sandbox, its private folder and every process it started."""
+
+    def __init__(self, proc: subprocess.Popen, workdir: str, tmp: tempfile.TemporaryDirectory | None) -> None:
+        self.proc, self.workdir, self._tmp = proc, workdir, tmp
+
+    @classmethod
+    def start(cls, argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str], *, bwrap: str | None = None,
+              stderr: int = subprocess.DEVNULL) -> _Spawned:
+        if mode == BWRAP:
+            bwrap = bwrap or shutil.which(BWRAP)
+            if bwrap is None:
+                raise OSError("bwrap is not installed")
+            guard = None if jail.processes else process_guard()
+            rfd = None
+            if guard is not None:
+                rfd, wfd = os.pipe()
+                os.write(wfd, guard)  # a few hundred bytes: fits the pipe's buffer
+                os.close(wfd)
+            try:
+                cmd = bwrap_args(bwrap, jail, env, rfd) + list(argv)
+                # bubblewrap itself gets an empty environment: the sandbox's PID 1 is bubblewrap, and its
+                # /proc/1/environ must not hold ours
+                proc = _spawn(subprocess.Popen, cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                              env={}, start_new_session=True, close_fds=True,
+                              pass_fds=() if rfd is None else (rfd,))
+            finally:
+                if rfd is not None:
+                    os.close(rfd)
+            return cls(proc, WORKDIR, None)
+        tmp = tempfile.TemporaryDirectory(prefix="pw-sandbox-")
+        for host, name in (jail.data or {}).items():
+            os.symlink(host, os.path.join(tmp.name, name))
+        try:
+            proc = _spawn(subprocess.Popen, list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                          cwd=tmp.name, env={**env, "HOME": tmp.name}, start_new_session=True, close_fds=True)
+        except OSError:
+            tmp.cleanup()
+            raise
+        return cls(proc, tmp.name, tmp)
+
+    def kill(self) -> None:
+        proc = self.proc
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None and not pipe.closed:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def start(argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str]) -> _Spawned:
+    """Start ``argv`` (an interpreter on the host's paths) in the sandbox ``mode``; stdin/stdout are pipes, stderr
+    is dropped. The caller must ``kill()`` it. ``env`` is the whole environment the program gets."""
+    return _Spawned.start(argv, check_mode(mode), jail, env)
+
+
+Sandboxed = _Spawned
+
+__all__ = ["BWRAP", "DEFAULT_MODE", "FLAG", "INSTALL_HINT", "Jail", "MODES", "RLIMITS", "RLIMITS_WARNING",
+           "Sandboxed", "WORKDIR", "bwrap_args", "check_mode", "process_guard", "require", "start",
+           "unavailable_reason"]
