@@ -3,6 +3,7 @@ humaneval_postprocess_v2, each program run in the code sandbox (``--allow-code-e
 from __future__ import annotations
 
 import pytest
+from tests.codebox import CODE_EXEC
 from openai_stub import StubServer
 
 from tests.data import layouts
@@ -29,7 +30,7 @@ def test_humaneval_gen(tmp_path, monkeypatch):
                2: "```python\ndef twice(s):\n    return s * 2\n```"}
     with StubServer(answer=by_marker(replies)) as server:
         res, work = run_config(tmp_path, server.url, "humaneval.humaneval_gen_8e312c", "humaneval_datasets",
-                               extra=("--allow-code-exec",))
+                               extra=CODE_EXEC)
     assert res.exit_code == 0, res.output
     # add and twice pass, neg returns x (fails)
     assert result(work, "openai_humaneval")["metrics"]["humaneval_pass@1"] == pytest.approx(100 * 2 / 3)

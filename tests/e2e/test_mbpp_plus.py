@@ -4,6 +4,7 @@ server; the figure checked against the verdicts computed in-process in tests/eva
 from __future__ import annotations
 
 import pytest
+from tests.codebox import CODE_EXEC
 from openai_stub import StubServer
 
 from tests.data import layouts
@@ -26,7 +27,7 @@ def test_mbpp_plus_gen(tmp_path, cache, monkeypatch, config) -> None:
     replies[1] = f"Here it is:\n```python\n{ANSWERS[ids[1]]}```"  # a fenced block is extracted too
     with StubServer(answer=by_marker(replies)) as server:
         res, work = run_config(tmp_path, server.url, f"mbpp_plus.{config}", "mbpp_plus_datasets",
-                               extra=("--allow-code-exec",))
+                               extra=CODE_EXEC)
     assert res.exit_code == 0, res.output
     got = result(work, "mbpp_plus")
     assert got["metrics"]["mbpp_plus_pass@1"] == pytest.approx(expected_pass_at_1(ANSWERS))

@@ -14,39 +14,40 @@ from promptweave.evaluate.code_exec import (
     mbpp_answer,
     run_program,
 )
+from tests.codebox import CODE_EXEC, CODE_SANDBOX
 
 FAST = Limits(timeout_s=5.0, cpu_s=2, memory_mb=256)
 
 
 def test_pass_wrong_and_failed() -> None:
-    assert run_program("def f(x):\n    return x + 1\n", "assert f(1) == 2", FAST) == "pass"
-    assert run_program("def f(x):\n    return x\n", "assert f(1) == 2", FAST) == "wrong_answer"
-    assert run_program("def f(x) return", "", FAST) == "failed"
+    assert run_program("def f(x):\n    return x + 1\n", "assert f(1) == 2", FAST, CODE_SANDBOX) == "pass"
+    assert run_program("def f(x):\n    return x\n", "assert f(1) == 2", FAST, CODE_SANDBOX) == "wrong_answer"
+    assert run_program("def f(x) return", "", FAST, CODE_SANDBOX) == "failed"
 
 
 def test_infinite_loop_is_stopped() -> None:
-    assert run_program("while True:\n    pass\n", "", FAST) in ("timeout", "failed")
+    assert run_program("while True:\n    pass\n", "", FAST, CODE_SANDBOX) in ("timeout", "failed")
 
 
 def test_sleeping_forever_hits_the_wall_clock() -> None:
-    assert run_program("import time\ntime.sleep(60)\n", "", Limits(timeout_s=1.0, cpu_s=1)) == "timeout"
+    assert run_program("import time\ntime.sleep(60)\n", "", Limits(timeout_s=1.0, cpu_s=1), CODE_SANDBOX) == "timeout"
 
 
 def test_ten_gigabytes_are_refused() -> None:
-    assert run_program("x = bytearray(10 * 1024 ** 3)\n", "", FAST) == "failed"
+    assert run_program("x = bytearray(10 * 1024 ** 3)\n", "", FAST, CODE_SANDBOX) == "failed"
 
 
 def test_os_system_and_subprocess_fail(tmp_path) -> None:
     marker = tmp_path / "escaped"
-    assert run_program(f"import os\nos.system('touch {marker}')\n", "", FAST) == "failed"
-    assert run_program(f"import subprocess\nsubprocess.run(['touch', '{marker}'])\n", "", FAST) == "failed"
+    assert run_program(f"import os\nos.system('touch {marker}')\n", "", FAST, CODE_SANDBOX) == "failed"
+    assert run_program(f"import subprocess\nsubprocess.run(['touch', '{marker}'])\n", "", FAST, CODE_SANDBOX) == "failed"
     assert not marker.exists()
 
 
 def test_forged_eq_does_not_pass_type_aware_tests() -> None:
     ev = MBPPEvaluator()
     prog = "class Any:\n    def __eq__(self, o):\n        return True\ndef f():\n    return Any()\n"
-    s = ev.score([f"[BEGIN] '{prog}' [DONE]"], ["assert f() == 3"], EvalContext(allow_code_exec=True))
+    s = ev.score([f"[BEGIN] '{prog}' [DONE]"], ["assert f() == 3"], EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     assert s.correct == [False] and s.metrics["wrong_answer"] == 1.0
 
 
@@ -55,7 +56,7 @@ def test_mbpp_scores_like_the_reference() -> None:
     preds = ["[BEGIN]\n 'def add(a, b):\n    return a + b' \n[DONE]", "```python\ndef add(a, b):\n    return a - b\n```",
              "def add(a, b):\n    while True: pass"]
     tests = "assert add(1, 2) == 3\nassert add(0, 0) == 0"
-    s = ev.score(preds, [tests] * 3, EvalContext(allow_code_exec=True))
+    s = ev.score(preds, [tests] * 3, EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     assert s.correct == [True, False, False]
     assert s.metrics["pass"] == 1.0 and s.metrics["wrong_answer"] == 1.0 and s.metrics["score"] == pytest.approx(100 / 3)
     assert mbpp_answer("[BEGIN] 'x = 1' [DONE]") == "x = 1"
@@ -64,7 +65,7 @@ def test_mbpp_scores_like_the_reference() -> None:
 def test_humaneval_pass_at_1() -> None:
     rows = [{"prompt": "def inc(x):\n", "test": "def check(f):\n    assert f(1) == 2\n", "entry_point": "inc"}] * 2
     s = HumanEvalEvaluator().score(["    return x + 1\n", "    return x\n"], ["HumanEval/0", "HumanEval/1"],
-                                   EvalContext(rows=rows, allow_code_exec=True))
+                                   EvalContext(rows=rows, allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     assert s.metrics == {"humaneval_pass@1": 50.0} and s.correct == [True, False]
 
 
@@ -83,7 +84,7 @@ def test_mbpp_pass_at_k() -> None:
 
     good, bad = "def f():\n    return 1\n", "def f():\n    return 2\n"
     refs = [{"test_list_2": "assert f() == 1", "task_id": 1}, {"test_list_2": "assert f() == 1", "task_id": 2}]
-    s = MBPPPassKEvaluator(k=(1, 2)).score([[good, bad], [bad, bad]], refs, EvalContext(allow_code_exec=True))
+    s = MBPPPassKEvaluator(k=(1, 2)).score([[good, bad], [bad, bad]], refs, EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     # task 1: 1 of 2 pass -> pass@1 0.5, pass@2 1.0; task 2: 0 -> mean 25 / 50
     assert s.metrics["pass@1"] == pytest.approx(25.0) and s.metrics["pass@2"] == pytest.approx(50.0)
     assert s.metrics["pass"] == 1.0 and s.correct == [False, False]
@@ -96,7 +97,7 @@ def test_mbpp_pass_at_k() -> None:
 def test_any_program_gets_a_verdict(program: str) -> None:
     # a program that ends the process itself, or writes a fake verdict, cannot pass: the runner reports with a
     # per-run token on its own copy of stdout
-    res = run_program(program, "assert False", FAST)
+    res = run_program(program, "assert False", FAST, CODE_SANDBOX)
     assert res in ("wrong_answer", "failed", "timeout")
 
 
@@ -137,7 +138,7 @@ def test_run_cli_refuses_code_without_the_flag_then_scores_with_it(stub_server, 
     assert f"{cfg}: datasets[0].eval_cfg.evaluator.type" in res.output.replace("\n", "")
     assert stub_server.total_received == 0
     res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report",
-                                   "--allow-code-exec"])
+                                   *CODE_EXEC])
     assert res.exit_code == 0, res.output
     result = json.loads((tmp_path / "w" / "results" / "api" / "mbpp.json").read_text())
     # the os.system call fails its program: one pass, one failed
@@ -155,7 +156,7 @@ def test_lcbench_blocks_solution_class_and_pass_at_k() -> None:
     sol = "```python\nclass Solution:\n    def twoSum(self, a, b):\n        return a + b\n```"
     wrong = "```python\ndef twoSum(a, b):\n    return a - b\n```\n```python\ndef twoSum(a, b):\n    return a + b\n```"
     tests = "assert twoSum(1, 2) == 3"
-    ctx = EvalContext(allow_code_exec=True)
+    ctx = EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX)
     s = LCEvaluator().score([sol, wrong, "no code"], [{"test_list_2": tests, "task_id": 1}] * 3, ctx)
     # row 2 passes on its second block; row 3's text is run as code and fails
     assert s.correct == [True, True, False] and s.metrics["score"] == pytest.approx(200 / 3)

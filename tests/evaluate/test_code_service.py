@@ -16,6 +16,7 @@ from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import CodeExecutionError, EvaluationError
 from promptweave.evaluate import EvalContext
 from promptweave.evaluate.code_service import clean_up_code
+from tests.codebox import CODE_SANDBOX
 
 PY_DECL = "def add(a, b):\n"
 JAVA_DECL = "class Solution {\n    public int add(int a, int b) {\n"
@@ -83,7 +84,7 @@ def test_posts_like_the_reference_and_reports_the_service_metrics(service) -> No
     ev = EVALUATORS["PMMEvalHumanEvalXLEvaluator"](language="python", text_language="French",
                                                    ip_address="127.0.0.1", port=service)
     preds = ["```python\ndef add(a, b):\n    return a + b\n```", "    return a * b"]
-    s = ev.score(preds, [PY_DECL, PY_DECL], EvalContext(allow_code_exec=True))
+    s = ev.score(preds, [PY_DECL, PY_DECL], EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     assert s.metrics == {"humanevalx": 50.0}
     (req,) = _Service.seen
     assert req["path"] == "/evaluate" and req["dataset"] == "humanevalx/python"
@@ -99,6 +100,6 @@ def test_needs_the_flag_and_a_reachable_service(service) -> None:
     assert _Service.seen == []
     dead = EVALUATORS["PMMEvalHumanEvalXLEvaluator"](language="java", ip_address="127.0.0.1", port=1, retry=1)
     with pytest.raises(EvaluationError, match="cannot be reached"):
-        dead.score(["x"], [JAVA_DECL], EvalContext(allow_code_exec=True))
+        dead.score(["x"], [JAVA_DECL], EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX))
     with pytest.raises(EvaluationError, match="programming language"):
         EVALUATORS["PMMEvalHumanEvalXLEvaluator"](language="rust")

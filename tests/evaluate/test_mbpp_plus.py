@@ -12,6 +12,7 @@ from promptweave.errors import CodeExecutionError, DataNotFoundError
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate.context import EvalContext
 from promptweave.evaluate.mbpp_plus import MBPPPlusEvaluator, task_key
+from tests.codebox import CODE_SANDBOX
 from tests.evaluate.mbpp_plus_data import ANSWERS, PROBLEMS, expected_pass_at_1, expected_status, write_evalplus_file
 
 CFG = {"evaluator": {"type": "MBPPEvaluator", "metric": "MBPPPlus"}}
@@ -32,7 +33,7 @@ def _wrap(code: str) -> str:
 def _score(ids, preds, rows=None):
     ev = build_evaluation(CFG, allow_code=False).evaluator
     assert isinstance(ev, MBPPPlusEvaluator)
-    return ev.score(preds, ids, EvalContext(rows=rows or [{} for _ in ids], allow_code_exec=True))
+    return ev.score(preds, ids, EvalContext(rows=rows or [{} for _ in ids], allow_code_exec=True, code_sandbox=CODE_SANDBOX))
 
 
 def test_base_and_plus_verdicts_and_the_reference_figure(evalplus_cache) -> None:

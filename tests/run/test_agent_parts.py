@@ -20,11 +20,12 @@ from promptweave.evaluate.cibench import CIBenchEvaluator
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits
 from promptweave.evaluate.context import EvalContext
 from promptweave.infer.agent import APOLOGY, ReActProtocol, agent_settings, extract_code
+from tests.codebox import CODE_EXEC, CODE_SANDBOX
 
 
 # -- the session ---------------------------------------------------------------------------------------------------
 def test_a_variable_defined_in_one_cell_is_visible_in_the_next() -> None:
-    with PythonSession() as s:
+    with PythonSession(sandbox=CODE_SANDBOX) as s:
         first = s.run("data = {'a': 1}\ndef f(x):\n    return x * 2\n")
         second = s.run("print(f(data['a']))\nlen(data)")
     assert first.ok and first.outputs == ()
@@ -32,7 +33,7 @@ def test_a_variable_defined_in_one_cell_is_visible_in_the_next() -> None:
 
 
 def test_a_timed_out_cell_ends_the_session_and_the_next_says_it_restarted() -> None:
-    with PythonSession(SessionLimits(cell_timeout_s=1.5)) as s:
+    with PythonSession(SessionLimits(cell_timeout_s=1.5), sandbox=CODE_SANDBOX) as s:
         s.run("kept = 1")
         slow = s.run("while True:\n    pass")
         after = s.run("kept")
@@ -43,7 +44,7 @@ def test_a_timed_out_cell_ends_the_session_and_the_next_says_it_restarted() -> N
 def test_the_session_refuses_processes_and_file_removal(tmp_path) -> None:
     victim = tmp_path / "keep.txt"
     victim.write_text("x")
-    with PythonSession() as s:
+    with PythonSession(sandbox=CODE_SANDBOX) as s:
         spawn = s.run("import subprocess\nsubprocess.run(['true'])")
         rm = s.run(f"import os\nos.remove({str(victim)!r})")
         inp = s.run("input()")
@@ -56,7 +57,7 @@ def test_the_data_folder_is_visible_by_its_name(tmp_path) -> None:
     src = tmp_path / "datasources"
     src.mkdir()
     (src / "t.csv").write_text("a,b\n1,2\n")
-    with PythonSession(data_dir=src) as s:
+    with PythonSession(data_dir=src, sandbox=CODE_SANDBOX) as s:
         got = s.run("print(open('datasources/t.csv').read().splitlines()[1])")
     assert got.ok and got.outputs == (("stdout", "1,2\n"),)
 
@@ -64,7 +65,7 @@ def test_the_data_folder_is_visible_by_its_name(tmp_path) -> None:
 @settings(max_examples=25, deadline=None)
 @given(st.text(max_size=60))
 def test_any_cell_text_gives_a_result_and_the_session_lives_on(code: str) -> None:
-    with PythonSession(SessionLimits(cell_timeout_s=10)) as s:
+    with PythonSession(SessionLimits(cell_timeout_s=10), sandbox=CODE_SANDBOX) as s:
         got = s.run(code)
         assert isinstance(got.ok, bool)
         assert all(kind in ("stdout", "stderr", "execute_result", "error") for kind, _ in got.outputs)
@@ -212,7 +213,7 @@ def test_a_codeagent_model_runs_with_its_own_protocol_and_max_turn(tmp_path) -> 
     with StubServer(answer=scripted_agent(script)) as srv:
         cfg.write_text(CODEAGENT.format(url=srv.url, data=data, nb=nb))
         res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--no-progress", "--no-report",
-                                       "--allow-code-exec"])
+                                       *CODE_EXEC])
         assert res.exit_code == 0, res.output
         sent = [e["body"]["messages"] for e in srv.log]
     system = {"role": "system", "content": "Tools: {'IPythonInterpreter': 'Runs Python.'} / ['IPythonInterpreter']"}

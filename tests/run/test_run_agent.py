@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.infer.agent import CALL_PROTOCOL, IPYTHON_DESCRIPTION
+from tests.codebox import CODE_EXEC
 
 Q = ["Make a list of the numbers one to three and print its sum.\n", "Print their mean.\n",
      "What is six times seven?\n"]
@@ -100,11 +101,11 @@ def test_every_runs_the_code_in_one_session_and_feeds_back_the_observations(tmp_
     work = tmp_path / "w"
     with StubServer(answer=scripted_agent(EVERY)) as srv:
         cfg = setup(tmp_path, srv.url, "every")
-        res = run(str(cfg), "-w", str(work), "--allow-code-exec")
+        res = run(str(cfg), "-w", str(work), *CODE_EXEC)
         assert res.exit_code == 0, res.output
         got = sent(srv)
         # a rerun sends nothing: every call comes from the response cache (the code runs again)
-        res = run(str(cfg), "-w", str(work), "--allow-code-exec")
+        res = run(str(cfg), "-w", str(work), *CODE_EXEC)
         assert res.exit_code == 0, res.output
         assert len(sent(srv)) == len(got)
     sys_msg = {"role": "system", "content": SYSTEM}
@@ -162,7 +163,7 @@ def gold_replay(k: int) -> list[dict]:
 def test_every_with_gt_replays_the_gold_cells_in_the_session(tmp_path) -> None:
     work = tmp_path / "w"
     with StubServer(answer=scripted_agent(GT)) as srv:
-        res = run(str(setup(tmp_path, srv.url, "every_with_gt")), "-w", str(work), "--allow-code-exec")
+        res = run(str(setup(tmp_path, srv.url, "every_with_gt")), "-w", str(work), *CODE_EXEC)
         assert res.exit_code == 0, res.output
         got = sent(srv)
     sys_msg = {"role": "system", "content": SYSTEM}
@@ -191,7 +192,7 @@ def test_run_refuses_without_the_flag_before_any_call(tmp_path) -> None:
     # a dry run plans it and says why the run would refuse it
     assert dry.exit_code == 0, dry.output
     assert "refused (PW630)" in dry.output and "--allow-code-exec" in dry.output
-    ok = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--allow-code-exec")
+    ok = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", *CODE_EXEC)
     assert ok.exit_code == 0, ok.output
     assert "agent" in ok.output
 
