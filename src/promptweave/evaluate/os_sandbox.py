@@ -77,11 +77,11 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def process_guard() -> bytes | None:
+def process_guard(machine: str | None = None) -> bytes | None:
     """The filter: other architectures killed, the x32 ABI refused, ``clone`` only with ``CLONE_THREAD`` (threads,
     not processes), ``clone3`` answered ENOSYS (its flags cannot be read, so libc falls back to ``clone``), ``fork``,
     ``vfork``, ``ptrace`` and ``process_vm_readv/writev`` refused. ``None`` on an architecture it does not know."""
-    arch = _ARCH.get(platform.machine())
+    arch = _ARCH.get(machine or platform.machine())
     if arch is None:
         return None
     audit, clone, clone3, refused = arch
@@ -156,7 +156,8 @@ class Jail:
     processes: bool = False
 
 
-def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int | None) -> list[str]:
+def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int | None,
+               info_fd: int | None = None) -> list[str]:
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv",
             "--ro-bind", "/usr", "/usr", *_root_entries()]
@@ -174,6 +175,8 @@ def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int |
         args += ["--setenv", k, v]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
     return args + ["--"]
 
 
@@ -231,26 +234,55 @@ def require(mode: str, *, field: str = FLAG, file: str | None = None) -> None:
 
 
 # -- starting a sandboxed process ------------------------------------------------------------------------------
-_spawner: ThreadPoolExecutor | None = None
+_spawner: tuple[int, ThreadPoolExecutor] | None = None
 _spawner_lock = threading.Lock()
 
 
 def _spawn(fn, *args, **kwargs):
     """Start processes from one long-lived thread: ``--die-with-parent`` (PR_SET_PDEATHSIG) follows the *thread*
-    that started bubblewrap, and a worker thread that ends would take a live session with it."""
+    that started bubblewrap, and a worker thread that ends would take a live session with it. A forked process
+    gets its own spawner (the parent's thread is not in it)."""
     global _spawner
     with _spawner_lock:
-        if _spawner is None:
-            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pw-sandbox-spawner")
-    return _spawner.submit(fn, *args, **kwargs).result()
+        if _spawner is None or _spawner[0] != os.getpid():
+            _spawner = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="pw-sandbox-spawner"))
+        pool = _spawner[1]
+    return pool.submit(fn, *args, **kwargs).result()
+
+
+def _read_info(fd: int, timeout: float = 30.0) -> int | None:
+    """The sandbox's PID 1 as the host sees it, from bubblewrap's ``--info-fd`` JSON (``None`` if it never came)."""
+    import json
+    import selectors
+    import time
+
+    data = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while len(data) < 65536:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    try:
+        pid = json.loads(data.decode("utf-8", "replace")).get("child-pid")
+    except (ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) and pid > 1 else None
 
 
 class _Spawned:
     """One sandboxed process (``proc``, its pipes), the folder it runs in (``workdir``, as the process sees it),
     and ``kill()``: the whole sandbox, its private folder and every process it started."""
 
-    def __init__(self, proc: subprocess.Popen, workdir: str, tmp: tempfile.TemporaryDirectory | None) -> None:
+    def __init__(self, proc: subprocess.Popen, workdir: str, tmp: tempfile.TemporaryDirectory | None,
+                 init: int | None = None) -> None:
         self.proc, self.workdir, self._tmp = proc, workdir, tmp
+        self._init = init  # a pidfd of the sandbox's PID 1: killing it ends the PID namespace and all in it
 
     @classmethod
     def start(cls, argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str], *, bwrap: str | None = None,
@@ -265,17 +297,32 @@ class _Spawned:
                 rfd, wfd = os.pipe()
                 os.write(wfd, guard)  # a few hundred bytes: fits the pipe's buffer
                 os.close(wfd)
+            info_r, info_w = os.pipe()
             try:
-                cmd = bwrap_args(bwrap, jail, env, rfd) + list(argv)
+                cmd = bwrap_args(bwrap, jail, {**env, "HOME": WORKDIR}, rfd, info_w) + list(argv)
                 # bubblewrap itself gets an empty environment: the sandbox's PID 1 is bubblewrap, and its
                 # /proc/1/environ must not hold ours
                 proc = _spawn(subprocess.Popen, cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                               env={}, start_new_session=True, close_fds=True,
-                              pass_fds=() if rfd is None else (rfd,))
+                              pass_fds=(info_w,) if rfd is None else (rfd, info_w))
+            except BaseException:
+                os.close(info_r)
+                raise
             finally:
+                os.close(info_w)
                 if rfd is not None:
                     os.close(rfd)
-            return cls(proc, WORKDIR, None)
+            try:
+                pid = _read_info(info_r)
+            finally:
+                os.close(info_r)
+            init = None
+            if pid is not None:
+                try:
+                    init = os.pidfd_open(pid)
+                except (OSError, AttributeError):
+                    init = None
+            return cls(proc, WORKDIR, None, init)
         tmp = tempfile.TemporaryDirectory(prefix="pw-sandbox-")
         for host, name in (jail.data or {}).items():
             os.symlink(host, os.path.join(tmp.name, name))
@@ -289,6 +336,20 @@ class _Spawned:
 
     def kill(self) -> None:
         proc = self.proc
+        if self._init is not None:
+            # PID 1 first: bubblewrap's monitor exits only once the namespace is empty, so after the wait nothing
+            # the code started is left (killing the monitor first would leave that to happen on its own time)
+            if proc.poll() is None:
+                try:
+                    signal.pidfd_send_signal(self._init, signal.SIGKILL)
+                except OSError:
+                    pass
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
+            os.close(self._init)
+            self._init = None
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
