@@ -15,9 +15,9 @@ from promptweave.evaluate import os_sandbox
 ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS = 0x00050000 | 1, 0x00050000 | 38
 ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-NR = {  # clone, clone3, refused
-    "x86_64": (56, 435, {57, 58, 101, 310, 311}),
-    "aarch64": (220, 435, {117, 270, 271}),
+NR = {  # clone, clone3, prctl, refused
+    "x86_64": (56, 435, 157, {57, 58, 101, 310, 311}),
+    "aarch64": (220, 435, 167, {117, 270, 271}),
 }
 
 
@@ -42,7 +42,7 @@ def run_bpf(prog: bytes, nr: int, arch: int, args: tuple[int, ...]) -> int:
 
 
 def rule(machine: str, arch: int, nr: int, flags: int) -> int:
-    clone, clone3, refused = NR[machine]
+    clone, clone3, prctl, refused = NR[machine]
     if arch != ARCHES[machine]:
         return KILL
     if nr >= 0x40000000 or nr == clone3:
@@ -51,14 +51,16 @@ def rule(machine: str, arch: int, nr: int, flags: int) -> int:
         return EPERM
     if nr == clone:
         return ALLOW if flags & 0x00010000 else EPERM
+    if nr == prctl:  # PR_SET_PDEATHSIG would let the code outlive the run
+        return EPERM if flags == 1 else ALLOW
     return ALLOW
 
 
 @settings(max_examples=300, deadline=None)
 @given(machine=st.sampled_from(sorted(ARCHES)),
-       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 0, 1, 59, 0x40000000 + 56])
+       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 157, 167, 0, 1, 59, 0x40000038])
        | st.integers(0, 2**32 - 1),
-       flags=st.sampled_from([0x11, 0x3D0F00, 0x01000000 | 0x11, 0x00010000]) | st.integers(0, 2**64 - 1),
+       flags=st.sampled_from([0x11, 0x3D0F00, 0x01000000 | 0x11, 0x00010000, 1, 2, 4]) | st.integers(0, 2**64 - 1),
        other_arch=st.booleans())
 def test_the_guard_follows_its_rule_for_any_syscall(machine: str, nr: int, flags: int, other_arch: bool) -> None:
     arch = 0x40000003 if other_arch else ARCHES[machine]  # i386 when not the native one

@@ -37,6 +37,16 @@ def test_a_fork_bomb_starts_no_process_and_threads_still_work() -> None:
 
 
 @needs_bwrap
+def test_the_code_is_alone_in_its_pid_namespace_and_cannot_undo_dying_with_the_run() -> None:
+    with PythonSession(LIMITS, sandbox="bwrap") as s:
+        alone = s.run("import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()), os.getpid())")
+        # PR_SET_PDEATHSIG (1) to 0 would let it outlive a run that is killed
+        deathsig = s.run("import ctypes\nprint(ctypes.CDLL(None).prctl(1, 0, 0, 0, 0))")
+    assert alone.ok and text(alone) == "['1'] 1\n"  # no unguarded bubblewrap init beside it (/proc/1/mem)
+    assert deathsig.ok and text(deathsig) == "-1\n"
+
+
+@needs_bwrap
 def test_killing_the_parent_leaves_the_run_and_the_session_alive() -> None:
     with PythonSession(LIMITS, sandbox="bwrap") as s:
         s.run("kept = 41")

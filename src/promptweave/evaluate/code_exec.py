@@ -59,9 +59,12 @@ _report = os.fdopen(os.dup(1), "w")
 _exit = os._exit
 for _res, _v in job["limits"].items():
     try:  # RLIMIT_NPROC is ignored for root: the sandbox's seccomp filter is the process limit that holds
-        resource.setrlimit(getattr(resource, _res), (_v, _v))
+        resource.setrlimit(getattr(resource, _res), (_v, _v + 1 if _res == "RLIMIT_CPU" else _v))
     except (ValueError, OSError):
         pass
+import signal as _signal
+# the CPU limit's warning, handled: as the sandbox's PID 1 a signal left at its default would be ignored
+_signal.signal(_signal.SIGXCPU, lambda *a: _exit(124))
 def _type_aware_equal(a, b):
     if type(a) is not type(b):
         return False
@@ -213,7 +216,7 @@ def run_program(program: str, test: str = "", limits: Limits = Limits(), sandbox
                                  MAX_OUTPUT)
     finally:
         box.kill()
-    if stopped == "timeout" or box.proc.returncode == -signal.SIGXCPU:
+    if stopped == "timeout" or box.proc.returncode in (124, -signal.SIGXCPU, 128 + signal.SIGXCPU):
         return "timeout"
     if stopped is not None:
         return "failed"

@@ -64,46 +64,58 @@ def check_mode(mode: str, field: str = FLAG) -> str:
 
 
 # -- the process guard: a seccomp filter (classic BPF, as bubblewrap's --seccomp takes it) -------------------------
-_ARCH = {  # audit arch, syscall numbers: clone, clone3, then always refused (fork, vfork, ptrace, process_vm_*)
-    "x86_64": (0xC000003E, 56, 435, (57, 58, 101, 310, 311)),
-    "aarch64": (0xC00000B7, 220, 435, (117, 270, 271)),
+_ARCH = {  # audit arch, syscall numbers: clone, clone3, prctl, then always refused (fork, vfork, ptrace, process_vm_*)
+    "x86_64": (0xC000003E, 56, 435, 157, (57, 58, 101, 310, 311)),
+    "aarch64": (0xC00000B7, 220, 435, 167, (117, 270, 271)),
 }
 _CLONE_THREAD = 0x00010000
+_PR_SET_PDEATHSIG = 1
 _EPERM, _ENOSYS = 1, 38
 _RET_ALLOW, _RET_ERRNO, _RET_KILL = 0x7FFF0000, 0x00050000, 0x80000000
+_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 
 
-def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
+def _assemble(items: list[tuple]) -> bytes:
+    """``(label,)`` marks a place; ``(code, k, jt, jf)`` with jump targets as labels (``None``: the next one)."""
+    where: dict[str, int] = {}
+    n = 0
+    for it in items:
+        if len(it) == 1:
+            where[it[0]] = n
+        else:
+            n += 1
+    out, pc = [], 0
+    for it in items:
+        if len(it) == 1:
+            continue
+        code, k, jt, jf = it
+        off = [0 if t is None else where[t] - pc - 1 for t in (jt, jf)]
+        assert all(0 <= o < 256 for o in off)
+        out.append(struct.pack("=HBBI", code, off[0], off[1], k))
+        pc += 1
+    return b"".join(out)
 
 
 def process_guard(machine: str | None = None) -> bytes | None:
     """The filter: other architectures killed, the x32 ABI refused, ``clone`` only with ``CLONE_THREAD`` (threads,
     not processes), ``clone3`` answered ENOSYS (its flags cannot be read, so libc falls back to ``clone``), ``fork``,
-    ``vfork``, ``ptrace`` and ``process_vm_readv/writev`` refused. ``None`` on an architecture it does not know."""
+    ``vfork``, ``ptrace``, ``process_vm_readv/writev`` and ``prctl(PR_SET_PDEATHSIG)`` (which would let the code
+    outlive the run) refused. ``None`` on an architecture it does not know."""
     arch = _ARCH.get(machine or platform.machine())
     if arch is None:
         return None
-    audit, clone, clone3, refused = arch
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    prog = [_insn(ld, 4), _insn(jeq, audit, 1, 0), _insn(ret, _RET_KILL), _insn(ld, 0)]
-    tail = [_insn(ret, _RET_ALLOW), _insn(ret, _RET_ERRNO | _EPERM), _insn(ret, _RET_ERRNO | _ENOSYS)]
-    checks: list[tuple[int, int, str]] = [(jge, 0x40000000, "enosys"), (jeq, clone3, "enosys")]
-    checks += [(jeq, nr, "eperm") for nr in refused]
-    # the clone check comes last: load the flags (args[0], low word) and allow only threads
-    body: list[tuple[int, int, str]] = checks
-    n_body = len(body)
-    clone_block = 4  # jeq clone; ld flags; jset CLONE_THREAD; ret EPERM (falls through to allow)
-    for i, (op, k, target) in enumerate(body):
-        left = n_body - i - 1 + clone_block  # instructions after this one, before the tail
-        off = {"allow": 0, "eperm": 1, "enosys": 2}[target]
-        prog.append(_insn(op, k, left + off, 0))
-    # jeq clone -> flags check; else jump to allow (tail[0])
-    prog.append(_insn(jeq, clone, 0, 3))
-    prog.append(_insn(ld, 16))
-    prog.append(_insn(jset, _CLONE_THREAD, 1, 0))
-    prog.append(_insn(ret, _RET_ERRNO | _EPERM))
-    return b"".join(prog + tail)
+    audit, clone, clone3, prctl, refused = arch
+    items: list[tuple] = [(_LD, 4, None, None), (_JEQ, audit, "native", None), (_RET, _RET_KILL, None, None),
+                          ("native",), (_LD, 0, None, None),
+                          (_JGE, 0x40000000, "enosys", None), (_JEQ, clone3, "enosys", None)]
+    items += [(_JEQ, nr, "eperm", None) for nr in refused]
+    items += [(_JEQ, clone, "clone", None), (_JEQ, prctl, "prctl", None), (_RET, _RET_ALLOW, None, None),
+              ("clone",), (_LD, 16, None, None), (_JSET, _CLONE_THREAD, "allow", "eperm"),
+              ("prctl",), (_LD, 16, None, None), (_JEQ, _PR_SET_PDEATHSIG, "eperm", "allow"),
+              ("allow",), (_RET, _RET_ALLOW, None, None),
+              ("eperm",), (_RET, _RET_ERRNO | _EPERM, None, None),
+              ("enosys",), (_RET, _RET_ERRNO | _ENOSYS, None, None)]
+    return _assemble(items)
 
 
 # -- the read-only view of the interpreter ---------------------------------------------------------------------
@@ -160,6 +172,9 @@ def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int |
                info_fd: int | None = None) -> list[str]:
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv",
+            # the code is the namespace's PID 1 itself: no unguarded bubblewrap init beside it whose memory
+            # (/proc/1/mem) it could write, and a kill of "init" from inside is ignored
+            *(() if jail.processes else ("--as-pid-1",)),
             "--ro-bind", "/usr", "/usr", *_root_entries()]
     for path in _ETC:
         args += ["--ro-bind-try", path, path]
