@@ -3,16 +3,17 @@
 ``bwrap`` (the default) starts each program as::
 
     bwrap --unshare-all --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL
-          --die-with-parent --new-session --clearenv --ro-bind /usr /usr ... --proc /proc --dev /dev
-          --size N --tmpfs /sandbox --size N --tmpfs /tmp --chdir /sandbox --seccomp FD -- python ...
+          --die-with-parent --new-session --clearenv --as-pid-1 --ro-bind /usr /usr ... --proc /proc --dev /dev
+          --size N --tmpfs /sandbox --size N --tmpfs /tmp --chdir /sandbox --seccomp FD --info-fd FD -- python ...
 
-so the program has no network (its own, empty network namespace), its own PID namespace (it sees and can signal
-only its own processes; ``/proc`` is the sandbox's), a clean environment (bubblewrap itself is started with an
-empty one, so even ``/proc/1/environ`` holds nothing of ours), a read-only view of only what the interpreter needs
+so the program has no network (its own, empty network namespace), its own PID namespace in which it is PID 1 and
+alone (``/proc`` is the sandbox's; there is no unguarded init beside it whose memory it could write), a clean
+environment (bubblewrap itself is started with an empty one), a read-only view of only what the interpreter needs
 (``/usr``, the interpreter's prefix and site-packages, a few public files of ``/etc``) and two private, size-capped
-tmpfs folders as the only writable places. A seccomp filter refuses creating processes (threads are allowed) and
-``ptrace``: a process limit that holds as root too, where ``RLIMIT_NPROC`` is ignored. The sandbox dies with the
-run (``--die-with-parent``; killing bubblewrap ends the PID namespace and everything in it).
+tmpfs folders as the only writable places. A seccomp filter refuses creating processes (threads are allowed),
+``ptrace`` and ``prctl(PR_SET_PDEATHSIG)``: a process limit that holds as root too, where ``RLIMIT_NPROC`` is
+ignored. The sandbox dies with the run (``--die-with-parent``, which the code cannot undo), and ``kill()`` ends its
+PID 1 through a pidfd (from ``--info-fd``), which takes the whole namespace with it.
 
 ``rlimits`` is the old, weaker mode: a ``python -I`` subprocess in a temporary folder with resource limits only.
 It is used only when the user names it (``--code-sandbox=rlimits``), and a warning says what it leaves open.
