@@ -660,7 +660,7 @@ class SessionLimits:
     memory_mb: int = 4096
     cpu_s: int = 600
     file_mb: int = 64
-    disk_mb: int = 512
+    disk_mb: int = 256  # its work folder and its /tmp each (tmpfs: host memory, so kept small)
     image_mb: int = 16
     report_mb: int = 64
 
