@@ -16,8 +16,8 @@ ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS = 0x00050000 | 1, 0x00050000 | 38
 ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 NR = {  # clone, clone3, prctl, refused
-    "x86_64": (56, 435, 157, {57, 58, 101, 310, 311}),
-    "aarch64": (220, 435, 167, {117, 270, 271}),
+    "x86_64": (56, 435, 157, {57, 58, 101, 310, 311, 272, 308}),
+    "aarch64": (220, 435, 167, {117, 270, 271, 97, 268}),
 }
 
 
@@ -58,7 +58,8 @@ def rule(machine: str, arch: int, nr: int, flags: int) -> int:
 
 @settings(max_examples=300, deadline=None)
 @given(machine=st.sampled_from(sorted(ARCHES)),
-       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 157, 167, 0, 1, 59, 0x40000038])
+       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 157, 167, 272, 308, 97, 268, 0, 1, 59,
+                           0x40000038])
        | st.integers(0, 2**32 - 1),
        flags=st.sampled_from([0x11, 0x3D0F00, 0x01000000 | 0x11, 0x00010000, 1, 2, 4]) | st.integers(0, 2**64 - 1),
        other_arch=st.booleans())
@@ -97,3 +98,14 @@ def test_a_bwrap_that_cannot_make_namespaces_is_refused_with_its_reason(tmp_path
     assert "apt-get install bubblewrap" in str(ei.value) and "--code-sandbox=rlimits" in str(ei.value)
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     assert os_sandbox.unavailable_reason() == "bubblewrap (bwrap) is not installed"
+
+
+def test_an_older_bubblewrap_gets_only_the_options_it_has(tmp_path) -> None:
+    # a stand-in for bubblewrap 0.6 (no --disable-userns, no --size): the seccomp guard refuses unshare/setns instead
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\necho '    --as-pid-1'\n")
+    old.chmod(0o755)
+    args = os_sandbox.bwrap_args(str(old), os_sandbox.Jail(), {"PATH": "/usr/bin"}, 3)
+    assert "--disable-userns" not in args and "--size" not in args
+    assert args[args.index("--seccomp") + 1] == "3" and args[-1] == "--"
+    assert args.count("--tmpfs") == 2 and "--as-pid-1" in args

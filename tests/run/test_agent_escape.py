@@ -42,8 +42,10 @@ def test_the_code_is_alone_in_its_pid_namespace_and_cannot_undo_dying_with_the_r
         alone = s.run("import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()), os.getpid())")
         # PR_SET_PDEATHSIG (1) to 0 would let it outlive a run that is killed
         deathsig = s.run("import ctypes\nprint(ctypes.CDLL(None).prctl(1, 0, 0, 0, 0))")
+        userns = s.run("import ctypes\nprint(ctypes.CDLL(None).unshare(0x10000000))")  # CLONE_NEWUSER
     assert alone.ok and text(alone) == "['1'] 1\n"  # no unguarded bubblewrap init beside it (/proc/1/mem)
     assert deathsig.ok and text(deathsig) == "-1\n"
+    assert userns.ok and text(userns) == "-1\n"
 
 
 @needs_bwrap

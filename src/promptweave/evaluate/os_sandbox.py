@@ -65,9 +65,11 @@ def check_mode(mode: str, field: str = FLAG) -> str:
 
 
 # -- the process guard: a seccomp filter (classic BPF, as bubblewrap's --seccomp takes it) -------------------------
-_ARCH = {  # audit arch, syscall numbers: clone, clone3, prctl, then always refused (fork, vfork, ptrace, process_vm_*)
-    "x86_64": (0xC000003E, 56, 435, 157, (57, 58, 101, 310, 311)),
-    "aarch64": (0xC00000B7, 220, 435, 167, (117, 270, 271)),
+# audit arch, syscall numbers: clone, clone3, prctl, then always refused: fork, vfork, ptrace, process_vm_readv,
+# process_vm_writev, unshare, setns (no new namespaces, as --disable-userns, also where bubblewrap lacks that option)
+_ARCH = {
+    "x86_64": (0xC000003E, 56, 435, 157, (57, 58, 101, 310, 311, 272, 308)),
+    "aarch64": (0xC00000B7, 220, 435, 167, (117, 270, 271, 97, 268)),
 }
 _CLONE_THREAD = 0x00010000
 _PR_SET_PDEATHSIG = 1
@@ -100,8 +102,8 @@ def _assemble(items: list[tuple]) -> bytes:
 def process_guard(machine: str | None = None) -> bytes | None:
     """The filter: other architectures killed, the x32 ABI refused, ``clone`` only with ``CLONE_THREAD`` (threads,
     not processes), ``clone3`` answered ENOSYS (its flags cannot be read, so libc falls back to ``clone``), ``fork``,
-    ``vfork``, ``ptrace``, ``process_vm_readv/writev`` and ``prctl(PR_SET_PDEATHSIG)`` (which would let the code
-    outlive the run) refused. ``None`` on an architecture it does not know."""
+    ``vfork``, ``ptrace``, ``process_vm_readv/writev``, ``unshare``, ``setns`` and ``prctl(PR_SET_PDEATHSIG)``
+    (which would let the code outlive the run) refused. ``None`` on an architecture it does not know."""
     arch = _ARCH.get(machine or platform.machine())
     if arch is None:
         return None
@@ -169,9 +171,22 @@ class Jail:
     processes: bool = False
 
 
+@functools.lru_cache(maxsize=8)
+def _options(bwrap: str) -> frozenset[str]:
+    """The newer options this bubblewrap has (``--disable-userns``, ``--size``: 0.8), from its ``--help``."""
+    try:
+        out = subprocess.run([bwrap, "--help"], capture_output=True, timeout=30, env={}).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    text = out.decode("utf-8", "replace")
+    return frozenset(o for o in ("--disable-userns", "--size") if o in text)
+
+
 def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int | None,
                info_fd: int | None = None) -> list[str]:
-    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
+    has = _options(bwrap)
+    args = [bwrap, "--unshare-all", "--unshare-user", *(("--disable-userns",) if "--disable-userns" in has else ()),
+            "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--clearenv",
             # the code is the namespace's PID 1 itself: no unguarded bubblewrap init beside it whose memory
             # (/proc/1/mem) it could write, and a kill of "init" from inside is ignored
@@ -181,9 +196,9 @@ def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int |
         args += ["--ro-bind-try", path, path]
     for d in _python_dirs():
         args += ["--ro-bind", d, d]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(jail.work_mb * 1024 * 1024), "--tmpfs", WORKDIR,
-             "--size", str(jail.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for size, path in ((jail.work_mb, WORKDIR), (jail.tmp_mb, "/tmp")):
+        args += [*(("--size", str(size * 1024 * 1024)) if "--size" in has else ()), "--tmpfs", path]
     for host, name in (jail.data or {}).items():
         args += ["--ro-bind", host, f"{WORKDIR}/{name}"]
     args += ["--chdir", WORKDIR]
