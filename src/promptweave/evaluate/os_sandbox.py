@@ -223,7 +223,7 @@ def _probe(bwrap: str | None) -> str | None:
     if process_guard() is None:
         return f"the sandbox's process guard does not know this architecture ({platform.machine()})"
     try:
-        proc = _Spawned.start([sys.executable, "-I", "-S", "-c", _PROBE], BWRAP, Jail(work_mb=1, tmp_mb=1),
+        proc = Sandboxed.start([sys.executable, "-I", "-S", "-c", _PROBE], BWRAP, Jail(work_mb=1, tmp_mb=1),
                               {"PATH": "/usr/bin:/bin"}, bwrap=bwrap, stderr=subprocess.PIPE)
     except OSError as exc:
         return f"bubblewrap could not start ({exc})"
@@ -306,7 +306,7 @@ def _read_info(fd: int, timeout: float = 30.0) -> int | None:
     return pid if isinstance(pid, int) and pid > 1 else None
 
 
-class _Spawned:
+class Sandboxed:
     """One sandboxed process (``proc``, its pipes), the folder it runs in (``workdir``, as the process sees it),
     and ``kill()``: the whole sandbox, its private folder and every process it started."""
 
@@ -317,7 +317,7 @@ class _Spawned:
 
     @classmethod
     def start(cls, argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str], *, bwrap: str | None = None,
-              stderr: int = subprocess.DEVNULL) -> _Spawned:
+              stderr: int = subprocess.DEVNULL) -> Sandboxed:
         if mode == BWRAP:
             bwrap = bwrap or shutil.which(BWRAP)
             if bwrap is None:
@@ -397,13 +397,11 @@ class _Spawned:
             self._tmp = None
 
 
-def start(argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str]) -> _Spawned:
+def start(argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str]) -> Sandboxed:
     """Start ``argv`` (an interpreter on the host's paths) in the sandbox ``mode``; stdin/stdout are pipes, stderr
     is dropped. The caller must ``kill()`` it. ``env`` is the whole environment the program gets."""
-    return _Spawned.start(argv, check_mode(mode), jail, env)
+    return Sandboxed.start(argv, check_mode(mode), jail, env)
 
-
-Sandboxed = _Spawned
 
 __all__ = ["BWRAP", "DEFAULT_MODE", "FLAG", "INSTALL_HINT", "Jail", "MODES", "RLIMITS", "RLIMITS_WARNING",
            "Sandboxed", "WORKDIR", "bwrap_args", "check_mode", "process_guard", "require", "start",
