@@ -49,6 +49,21 @@ def test_the_code_is_alone_in_its_pid_namespace_and_cannot_undo_dying_with_the_r
 
 
 @needs_bwrap
+def test_nothing_but_the_work_dir_and_tmp_is_writable() -> None:
+    # as root the sandbox user maps to root: root-owned files like /proc/sys/* must still not be writable (the value
+    # written back is the current one, so a hole would change nothing here)
+    with PythonSession(LIMITS, sandbox="bwrap") as s:
+        cells = {p: s.run(f"v = open({p!r}).read() if {p!r}.startswith('/proc') else 'x'\n"
+                          f"with open({p!r}, 'w') as fh:\n    fh.write(v)")
+                 for p in ("/proc/sys/kernel/randomize_va_space", "/proc/sys/vm/overcommit_memory",
+                           "/proc/pressure/io", "/x", "/dev/shm/x", "/etc/pw-probe", "/sandbox/x", "/tmp/x")}
+    assert {p: c.ok for p, c in cells.items()} == {
+        "/proc/sys/kernel/randomize_va_space": False, "/proc/sys/vm/overcommit_memory": False,
+        "/proc/pressure/io": False, "/x": False, "/dev/shm/x": False, "/etc/pw-probe": False,
+        "/sandbox/x": True, "/tmp/x": True}
+
+
+@needs_bwrap
 def test_killing_the_parent_leaves_the_run_and_the_session_alive() -> None:
     with PythonSession(LIMITS, sandbox="bwrap") as s:
         s.run("kept = 41")

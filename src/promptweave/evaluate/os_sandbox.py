@@ -196,7 +196,11 @@ def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int |
         args += ["--ro-bind-try", path, path]
     for d in _python_dirs():
         args += ["--ro-bind", d, d]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    # then everything read-only but the two tmpfs: the sandbox user maps to our own uid, which may be root, and
+    # root-owned files such as /proc/sys/* would otherwise be writable to it (bubblewrap leaves /proc/sys alone
+    # when the folder itself is not writable); the mount points are made first, while / still is
+    args += ["--proc", "/proc", "--dev", "/dev", "--dir", WORKDIR, "--dir", "/tmp",
+             "--remount-ro", "/", "--remount-ro", "/proc", "--remount-ro", "/dev"]
     for size, path in ((jail.work_mb, WORKDIR), (jail.tmp_mb, "/tmp")):
         args += [*(("--size", str(size * 1024 * 1024)) if "--size" in has else ()), "--tmpfs", path]
     for host, name in (jail.data or {}).items():
