@@ -16,8 +16,8 @@ ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS = 0x00050000 | 1, 0x00050000 | 38
 ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 NR = {  # clone, clone3, prctl, refused
-    "x86_64": (56, 435, 157, {57, 58, 101, 310, 311, 272, 308}),
-    "aarch64": (220, 435, 167, {117, 270, 271, 97, 268}),
+    "x86_64": (56, 435, 157, {57, 58, 101, 310, 311, 272, 308, 248, 249, 250, 425}),
+    "aarch64": (220, 435, 167, {117, 270, 271, 97, 268, 217, 218, 219, 425}),
 }
 
 
@@ -58,8 +58,8 @@ def rule(machine: str, arch: int, nr: int, flags: int) -> int:
 
 @settings(max_examples=300, deadline=None)
 @given(machine=st.sampled_from(sorted(ARCHES)),
-       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 157, 167, 272, 308, 97, 268, 0, 1, 59,
-                           0x40000038])
+       nr=st.sampled_from([56, 57, 58, 101, 220, 117, 270, 271, 310, 311, 435, 157, 167, 272, 308, 97, 268, 248,
+                           249, 250, 217, 218, 219, 425, 0, 1, 59, 0x40000038])
        | st.integers(0, 2**32 - 1),
        flags=st.sampled_from([0x11, 0x3D0F00, 0x01000000 | 0x11, 0x00010000, 1, 2, 4]) | st.integers(0, 2**64 - 1),
        other_arch=st.booleans())

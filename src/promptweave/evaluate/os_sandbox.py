@@ -66,10 +66,11 @@ def check_mode(mode: str, field: str = FLAG) -> str:
 
 # -- the process guard: a seccomp filter (classic BPF, as bubblewrap's --seccomp takes it) -------------------------
 # audit arch, syscall numbers: clone, clone3, prctl, then always refused: fork, vfork, ptrace, process_vm_readv,
-# process_vm_writev, unshare, setns (no new namespaces, as --disable-userns, also where bubblewrap lacks that option)
+# process_vm_writev, unshare, setns (no new namespaces, as --disable-userns, also where bubblewrap lacks that option),
+# add_key, request_key, keyctl (the session keyring is inherited from the run), io_uring_setup (outside seccomp's view)
 _ARCH = {
-    "x86_64": (0xC000003E, 56, 435, 157, (57, 58, 101, 310, 311, 272, 308)),
-    "aarch64": (0xC00000B7, 220, 435, 167, (117, 270, 271, 97, 268)),
+    "x86_64": (0xC000003E, 56, 435, 157, (57, 58, 101, 310, 311, 272, 308, 248, 249, 250, 425)),
+    "aarch64": (0xC00000B7, 220, 435, 167, (117, 270, 271, 97, 268, 217, 218, 219, 425)),
 }
 _CLONE_THREAD = 0x00010000
 _PR_SET_PDEATHSIG = 1
@@ -102,8 +103,8 @@ def _assemble(items: list[tuple]) -> bytes:
 def process_guard(machine: str | None = None) -> bytes | None:
     """The filter: other architectures killed, the x32 ABI refused, ``clone`` only with ``CLONE_THREAD`` (threads,
     not processes), ``clone3`` answered ENOSYS (its flags cannot be read, so libc falls back to ``clone``), ``fork``,
-    ``vfork``, ``ptrace``, ``process_vm_readv/writev``, ``unshare``, ``setns`` and ``prctl(PR_SET_PDEATHSIG)``
-    (which would let the code outlive the run) refused. ``None`` on an architecture it does not know."""
+    ``vfork``, ``ptrace``, ``process_vm_readv/writev``, ``unshare``, ``setns``, the keyring calls, ``io_uring_setup``
+    and ``prctl(PR_SET_PDEATHSIG)`` (which would let the code outlive the run) refused. ``None`` on an architecture it does not know."""
     arch = _ARCH.get(machine or platform.machine())
     if arch is None:
         return None
