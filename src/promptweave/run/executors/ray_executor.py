@@ -269,7 +269,7 @@ class RayExecutor:
                     limits[j] = (getattr(probe, "concurrency", 16), getattr(probe, "rpm", None))
             store = ray.remote(num_cpus=0)(_actor("Coordinator")).options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-                str(workdir / "cache.sqlite"), limits, (os.getpid(), process_start(os.getpid())))
+                str(req.cache_path or workdir / "cache.sqlite"), limits, (os.getpid(), process_start(os.getpid())))
             self.coordinator = store
             cfg_ref = ray.put(cfg)
             models = sorted({s.model for s in states})
