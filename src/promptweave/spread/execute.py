@@ -243,5 +243,43 @@ def run_spread(req: SpreadRequest) -> tuple[dict[str, Any], dict[int, list]]:
     return data, outcomes
 
 
-__all__ = ["SPREAD_FILE", "SpreadRequest", "VARIANTS_DIR", "figures", "headline", "plan_tasks", "plan_variants",
+def run_search(req: SpreadRequest, budget: int) -> dict[str, Any]:
+    """``--search extremes``: per dataset × model, the best and worst variant within ``budget`` calls
+    (``spread.search``), through the shared cache; ``DIR/spread.json`` holds the variants and the findings."""
+    from promptweave.infer import ResponseCache
+    from promptweave.run.execute import CACHE_FILE
+    from promptweave.run.lock import workdir_lock
+    from promptweave.spread.search import search_extremes
+
+    variants = plan_variants(req)
+    planned = plan_tasks(req, variants)
+    workdir = Path(req.workdir)
+    pairs: dict[tuple[str, str], list] = {}
+    for k in sorted(planned):
+        for t in planned[k]:
+            pairs.setdefault((t.dataset, t.model_name), []).append(t)
+    found = []
+    with workdir_lock(workdir, wait=req.wait, notify=req.notify), ResponseCache(workdir / CACHE_FILE) as cache:
+        models: dict[str, Any] = {}
+        first = {m: n for n, m in enumerate(dict.fromkeys(m for _, m in pairs))}
+        for (ds, m), tasks in sorted(pairs.items(), key=lambda kv: first[kv[0][1]]):  # each model loaded once
+            if m not in models:
+                models.clear()  # one model loaded at a time
+                gc.collect()
+                models[m] = tasks[0].make_model()
+            got = search_extremes(tasks, models[m], cache, budget, seed=req.seed)
+            by_k = {v.index: v for vs in variants.values() for v in vs if task_dataset_name(v.dataset) == ds}
+            for key in ("best", "worst"):
+                v = by_k.get(got[key])
+                got[f"{key}_description"] = None if v is None else v.description
+            found.append({"dataset": ds, "model": m, **got})
+    data = {"config": str(req.config.path), "seed": req.seed, "n": req.n, "limit": req.limit,
+            "datasets": [{"dataset": task_dataset_name(req.config.datasets[i]), "variants": [v.to_json() for v in vs]}
+                         for i, vs in variants.items()],
+            "search": found}
+    write_spread(workdir, data)
+    return data
+
+
+__all__ = ["run_search", "SPREAD_FILE", "SpreadRequest", "VARIANTS_DIR", "figures", "headline", "plan_tasks", "plan_variants",
            "run_spread", "variant_dir", "variant_spec", "write_spread"]
