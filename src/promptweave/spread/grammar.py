@@ -38,11 +38,12 @@ CUES = ("Answer", "The answer", "Response", "Solution", "Correct answer", "Final
 CUE_WORDS = frozenset(c.lower() for c in CUES)
 """Descriptors taken as the answer cue (matched case-insensitively)."""
 
-_MASK_OPEN, _MASK_CLOSE = "\ue010", "\ue011"
-_MASK_RE = re.compile("\ue010(\\d+)\ue011")
+_MASK_OPEN, _MASK_CLOSE = "\ue010", "\ue011"  # a {slot}
+_TOKEN_OPEN, _TOKEN_CLOSE = "\ue012", "\ue013"  # an ice / sep token: what follows it starts a line
+_MASK_RE = re.compile("[\ue010\ue012](\\d+)[\ue011\ue013]")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # a descriptor: one to four words at the start of a line, then a colon
-_DESC = re.compile(r"(?m)^(?P<d>[A-Za-z][A-Za-z]*(?: [A-Za-z]+){0,3})(?P<sep>[ \t]*:[ \t]*)")
+_DESC = re.compile(r"(?m)(?:^|(?<=\ue013))(?P<d>[A-Za-z][A-Za-z]*(?: [A-Za-z]+){0,3})(?P<sep>[ \t]*:[ \t]*)")
 # a choice label at a line start or after a space: A. / (A) / [A] / A) followed by its text or a slot
 _LABEL = re.compile(r"(?:(?<=\n)|^|(?<=[ \t]))(?P<lab>\((?P<l1>[A-J])\)|\[(?P<l2>[A-J])\]|(?P<l3>[A-J])[.)])"
                     r"(?P<gap>[ \t]*)(?=\ue010|[^\s])")
@@ -103,12 +104,14 @@ def _case(word: str, casing: str | None) -> str:
 
 def _mask(text: str, protect: Sequence[str]) -> tuple[str, list[str]] | None:
     """``text`` with every protected token and ``{slot}`` replaced by a numbered mask; None if it cannot be masked."""
-    if _MASK_OPEN in text or _MASK_CLOSE in text:
+    if any(c in text for c in (_MASK_OPEN, _MASK_CLOSE, _TOKEN_OPEN, _TOKEN_CLOSE)):
         return None
     kept: list[str] = []
 
     def hide(s: str) -> str:
         kept.append(s)
+        if s in toks:
+            return f"{_TOKEN_OPEN}{len(kept) - 1}{_TOKEN_CLOSE}"
         return f"{_MASK_OPEN}{len(kept) - 1}{_MASK_CLOSE}"
 
     toks = [t for t in protect if t]
