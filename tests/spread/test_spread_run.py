@@ -155,3 +155,61 @@ def test_search_needs_a_budget_and_says_so(spread):
     res = CliRunner().invoke(app, ["spread", str(spread["cfg"]), "-w", str(spread["wd"]), "--search", "extremes"])
     assert res.exit_code == 2
     assert "[PW" in res.output and "--budget" in res.output
+
+
+def test_report_has_the_spread_section_and_links_each_variants_rows(spread):
+    wd = spread["wd"]
+    invoke("report", str(wd))
+    page = (wd / "report.html").read_text()
+    fig = json.loads((wd / "spread.json").read_text())["figures"][0]
+    assert "Format spread" in page and f"spread {fig['spread']:.2f}" in page and f"PSS {fig['pss']:.3f}" in page
+    assert page.count("<circle") == 16 and "(best)" in page and "(worst)" in page
+    for k in range(16):
+        assert f"variants/{k}/report.html" in page
+        assert (wd / "variants" / str(k) / "report.html").is_file()
+    # report A B on two variants' folders, as on two runs
+    invoke("report", str(wd / "variants" / "0"), str(wd / "variants" / str(fig["best"])))
+    assert (wd / "variants" / str(fig["best"]) / "compare.html").is_file()
+
+
+def test_prompt_variants_pass_lint_and_run_as_variants(tmp_path):
+    extra = '''
+science["prompt_variants"] = [
+    dict(round=[dict(role="HUMAN", prompt="Pick one.\\n{question}\\n(A) {A}\\n(B) {B}\\n(C) {C}\\n(D) {D}")]),
+]
+'''
+    shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+    with StubServer() as srv:
+        cfg = tmp_path / "c.py"
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url) + extra)
+        res = CliRunner().invoke(app, ["lint", str(cfg)])
+        assert res.exit_code == 0, res.output
+        invoke("spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "science_mc", "-n", "3", "--limit", "4",
+               "--no-progress", "--no-report")
+    data = json.loads((tmp_path / "w" / "spread.json").read_text())
+    assert [v["source"] for v in data["datasets"][0]["variants"]] == ["config", "prompt_variants[0]", "grammar"]
+    first = lines(tmp_path / "w" / "variants" / "1" / "predictions" / "served-chat" / "science_mc.jsonl")[0]
+    assert first["prompt"][0]["prompt"].startswith("Pick one.\n" + ROWS[0]["question"] + "\n(A) ")
+    cfg.write_text(cfg.read_text().replace("{question}\\n(A)", "{questoin}\\n(A)"))
+    res = CliRunner().invoke(app, ["lint", str(cfg)])
+    assert res.exit_code == 2 and "prompt_variants[0]" in res.output and "questoin" in res.output, res.output
+
+
+def test_failed_rows_are_data(tmp_path):
+    from openai_stub import Fault
+
+    shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+
+    def faults(key, attempt, body):  # variant 1's prompts (lower-case 'question') always fail
+        return Fault("status", 400) if "question =" in json.dumps(body) else None
+
+    with StubServer(faults=faults) as srv:
+        cfg = tmp_path / "c.py"
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
+        res = CliRunner().invoke(app, ["spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "science_mc", "-n",
+                                       "3", "--limit", "4", "--no-progress", "--no-report"])
+    assert res.exit_code == 3, res.output  # finished, with failed rows: a rerun retries them
+    bad = lines(tmp_path / "w" / "variants" / "1" / "predictions" / "served-chat" / "science_mc.jsonl")
+    assert len(bad) == 4 and all(p.get("error") and p["correct"] is False for p in bad)
+    fig = json.loads((tmp_path / "w" / "spread.json").read_text())["figures"][0]
+    assert fig["points"][1]["score"] == 0.0 and fig["scored"] == 3

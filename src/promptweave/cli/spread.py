@@ -117,10 +117,14 @@ def spread_cmd(
         err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"figures in {workdir / 'spread.json'}; each variant's predictions and results in "
                   f"{workdir / 'variants'}/<k>/")
-    if not no_report:  # report hook: the HTML report, with its spread section; never fails the command
-        from promptweave.report.hook import report_after_run
+    if not no_report:  # the spread page and each variant's report; a report problem never fails the command
+        from promptweave.spread.report import write_spread_report
 
-        report_after_run(workdir, console, err)
+        try:
+            console.print(f"report: {write_spread_report(workdir)}")
+        except Exception as exc:  # noqa: BLE001 - the figures are safe on disk
+            err.print(f"warning: no report written ({type(exc).__name__}: {exc}); retry with: promptweave report "
+                      f"{workdir}", style="yellow", markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(ExitCode.FAILURES)
     if not all(o.complete for outs in outcomes.values() for o in outs):
