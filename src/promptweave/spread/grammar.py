@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import re
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,6 +162,11 @@ def apply_text(text: str, fmt: Format, *, protect: Sequence[str] = ()) -> str:
     """``text`` (one template string) in format ``fmt``; slots and ``protect`` tokens kept exactly."""
     if fmt.is_identity or not text:
         return text
+    return _apply(text, fmt, tuple(protect))
+
+
+@lru_cache(maxsize=8192)  # a template's strings recur (label-dict entries, ice and prompt templates, draws)
+def _apply(text: str, fmt: Format, protect: tuple[str, ...]) -> str:
     masked = _mask(text, protect)
     if masked is None:
         return text
@@ -200,6 +206,11 @@ def apply_text(text: str, fmt: Format, *, protect: Sequence[str] = ()) -> str:
     return result
 
 
+def clear_cache() -> None:
+    """Forget rewritten strings (benchmarks time a fresh process's work)."""
+    _apply.cache_clear()
+
+
 def _slots(text: str, protect: Sequence[str]) -> list[str]:
     masked = _mask(text, protect)
     return [] if masked is None else masked[1]
@@ -234,4 +245,4 @@ def _section(value: Any, fmt: Format, protect: Sequence[str]) -> Any:
 
 
 __all__ = ["CASINGS", "CHOICE_SEPS", "CUES", "Format", "LABELS", "SEPARATORS", "SPACINGS", "apply_template",
-           "apply_text", "sample_formats"]
+           "apply_text", "clear_cache", "sample_formats"]
