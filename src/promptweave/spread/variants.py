@@ -16,7 +16,8 @@ from promptweave.errors import ConfigError, PromptweaveWarning, TemplateError
 from promptweave.spread.grammar import Format, apply_template, sample_formats
 
 PROMPT_VARIANTS = "prompt_variants"
-_MAX_DRAWS = 64  # draws per wanted variant before the grammar is taken as exhausted for this template
+MAX_VARIANTS = 1000
+_MAX_MISSES = 2000  # draws in a row that render like earlier ones: the grammar is taken as exhausted
 _PLAIN_TYPES = ("PromptTemplate",)
 
 
@@ -111,8 +112,9 @@ def dataset_variants(raw: Mapping[str, Any], n: int, seed: int = 0, *, file: str
                      where: str = "dataset") -> list[Variant]:
     """Up to ``n`` variants of one dataset config entry (fewer, with a warning, if the template has fewer
     distinct formats). Deterministic for ``seed``."""
-    if n < 1:
-        raise ConfigError("spread needs at least one variant", field="-n", value=n, expected="1 or more")
+    if n < 1 or n > MAX_VARIANTS:
+        raise ConfigError("the number of variants is out of range", field="-n", value=n,
+                          expected=f"1 to {MAX_VARIANTS}")
     out = [Variant(0, "the config's template as written", "config", None, raw)]
     templates = _templates(raw)
     seen = {_key({k: t.get("template") for k, t in templates.items()})}
@@ -135,12 +137,15 @@ def dataset_variants(raw: Mapping[str, Any], n: int, seed: int = 0, *, file: str
         return out
     protect = _protected(templates)
     formats = sample_formats(seed)
-    for _ in range(_MAX_DRAWS * n):
+    misses = 0
+    while misses < _MAX_MISSES:
         fmt = next(formats)
         new = {k: apply_template(t.get("template"), fmt, protect=protect) for k, t in templates.items()}
         key = _key(new)
         if key in seen:
+            misses += 1
             continue
+        misses = 0
         seen.add(key)
         fmt = _effective(fmt, templates, protect)
         out.append(Variant(len(out), fmt.describe(), "grammar", fmt, _with_templates(raw, new)))
@@ -167,8 +172,9 @@ def _effective(fmt: Format, templates: Mapping[str, Mapping[str, Any]], protect:
 
 def variant_config(cfg: Any, k: int, seed: int = 0, *, datasets: Sequence[int] | None = None) -> Any:
     """``cfg`` with every selected dataset entry replaced by its variant ``k`` (``view --variant K``)."""
-    if k < 0:
-        raise ConfigError("variant numbers start at 0 (the config's own template)", field="--variant", value=k)
+    if k < 0 or k >= MAX_VARIANTS:
+        raise ConfigError("no such variant", field="--variant", value=k,
+                          expected=f"0 (the config's own template) to {MAX_VARIANTS - 1}")
     new = list(cfg.datasets)
     for i in (range(len(new)) if datasets is None else datasets):
         got = dataset_variants(new[i], k + 1, seed, file=str(cfg.path), where=f"datasets[{i}]")
