@@ -90,3 +90,16 @@ def test_spread_cli_errors_are_one_line_never_internal(tmp_path_factory, n, seed
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2, res.output  # every combination here is refused before anything is sent
     assert "PW001" not in res.output and "Traceback" not in res.output
+
+
+def test_dry_run_lists_the_variants_and_sends_nothing(tmp_path):
+    with StubServer() as srv:
+        cfg = tmp_path / "c.py"
+        shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
+        res = CliRunner().invoke(app, ["spread", str(cfg), "-w", str(tmp_path / "w"), "-n", "5", "--dry-run"])
+        assert srv.total_received == 0
+    assert res.exit_code == 0, res.output
+    assert "10 task(s)" in res.output and "nothing sent" in res.output
+    assert res.output.count("the config's template as written") == 2
+    assert not (tmp_path / "w").exists()

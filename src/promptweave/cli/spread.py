@@ -28,6 +28,8 @@ def spread_cmd(
                                          "within --budget calls (Thompson sampling) instead of running them all."),
     budget: Optional[int] = typer.Option(None, "--budget", min=1, help="Model calls --search may use per "
                                          "dataset × model."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Plan every variant and show them; load no model, send "
+                                 "nothing, write nothing."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
@@ -96,7 +98,12 @@ def spread_cmd(
                                 executor=executor,
                                 executor_options={"address": address, "shard_rows": shard_rows, "workers": workers,
                                                   "num_gpus": num_gpus, "num_cpus": num_cpus})
-            if search:
+            if dry_run:
+                from promptweave.spread.execute import plan_tasks, plan_variants
+
+                variants = plan_variants(req)
+                planned = plan_tasks(req, variants)
+            elif search:
                 data = run_search(req, budget or 0)
                 outcomes: dict[int, list] = {}
             else:
@@ -107,6 +114,9 @@ def spread_cmd(
             fail(err, exc)
     for msg in dict.fromkeys(str(w.message) for w in caught):
         err.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)
+    if dry_run:
+        _print_plan(console, cfg, variants, planned)
+        return
     if search:
         _print_search(console, data)
         console.print(f"variants and findings in {workdir / 'spread.json'}")
@@ -158,6 +168,21 @@ def _print_figures(console: Any, data: dict[str, Any]) -> None:
         if per and len(per[0]["ranking"]) > 1:
             console.print(f"{r['dataset']}: the top model changes in {r['top_changes']} of {len(per) - 1} variant(s) "
                           f"against variant 0; top models: {', '.join(r['top_models']) or '-'}")
+
+
+def _print_plan(console: Any, cfg: Any, variants: dict, planned: dict) -> None:
+    from rich.table import Table
+
+    from promptweave.spread.execute import task_dataset_name
+
+    tasks = [t for ts in planned.values() for t in ts]
+    t = Table(title=f"spread plan: {len(tasks)} task(s), {sum(x.calls for x in tasks)} call(s); nothing sent")
+    for col in ("dataset", "variant", "format"):
+        t.add_column(col, overflow="fold" if col == "format" else "ellipsis")
+    for i, vs in variants.items():
+        for v in vs:
+            t.add_row(task_dataset_name(cfg.datasets[i]), str(v.index), v.description)
+    console.print(t)
 
 
 def _print_search(console: Any, data: dict[str, Any]) -> None:

@@ -130,20 +130,28 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
 
 def run_ray(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[int, list]:
     """Each variant through the Ray executor (prompts built where each shard runs), one shared cache."""
-    from promptweave.run.execute import CACHE_FILE
-    from promptweave.run.executors import RunRequest, make_executor
+    from promptweave.run.executors import make_executor
+    from promptweave.run.lock import workdir_lock
 
     workdir = Path(req.workdir)
     outcomes: dict[int, list] = {}
     runner = make_executor("ray", **req.executor_options)
-    for k in range(max(len(v) for v in variants.values())):
-        have = {i: v[k] for i, v in variants.items() if k < len(v)}
-        rr = RunRequest(with_variants(req.config, have), variant_dir(workdir, k), list(have), list(req.models),
-                        req.limit, req.allow_code, show_progress=req.show_progress, console=req.console,
-                        prepare=req.prepare, on_row_error=req.on_row_error, wait=req.wait, notify=req.notify,
-                        cache_path=workdir / CACHE_FILE)
-        outcomes[k] = runner.run(rr)
+    with workdir_lock(workdir, wait=req.wait, notify=req.notify):  # one spread per DIR, as in the local path
+        for k in range(max(len(v) for v in variants.values())):
+            outcomes[k] = _ray_variant(req, runner, variants, k, workdir)
     return outcomes
+
+
+def _ray_variant(req: SpreadRequest, runner: Any, variants: dict[int, list[Variant]], k: int, workdir: Path) -> list:
+    from promptweave.run.execute import CACHE_FILE
+    from promptweave.run.executors import RunRequest
+
+    have = {i: v[k] for i, v in variants.items() if k < len(v)}
+    rr = RunRequest(with_variants(req.config, have), variant_dir(workdir, k), list(have), list(req.models),
+                    req.limit, req.allow_code, show_progress=req.show_progress, console=req.console,
+                    prepare=req.prepare, on_row_error=req.on_row_error, wait=req.wait, notify=req.notify,
+                    cache_path=workdir / CACHE_FILE)
+    return runner.run(rr)
 
 
 def _read_results(path: Path) -> dict[str, Any] | None:
