@@ -65,13 +65,12 @@ def variant_spec(base: Any, variant: Variant, *, file: str, where: str) -> Any:
     return dataclasses.replace(base, prompt_template=spec.prompt_template, ice_template=spec.ice_template)
 
 
-def plan_tasks(req: SpreadRequest, variants: dict[int, list[Variant]], *,
-               plan: Callable[..., list] | None = None) -> dict[int, list]:
-    """Variant k → its planned tasks (``run``'s planner on the config with variant k's templates)."""
+def plan_tasks(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[int, list]:
+    """Variant k → its planned tasks (``run``'s planner on the config with variant k's templates; each dataset's
+    rows read once and shared by its variants)."""
     from promptweave.config import open_dataset
     from promptweave.run.plan import plan_config
 
-    plan = plan or plan_config
     cfg = req.config
     base = {i: open_dataset(cfg, i) for i in variants}
     out: dict[int, list] = {}
@@ -79,7 +78,7 @@ def plan_tasks(req: SpreadRequest, variants: dict[int, list[Variant]], *,
         have = {i: v[k] for i, v in variants.items() if k < len(v)}
         opened = {i: variant_spec(base[i], var, file=str(cfg.path), where=f"datasets[{i}]")
                   for i, var in have.items()}
-        tasks = plan(with_variants(cfg, have), limit=req.limit, allow_code=req.allow_code, datasets=list(have),
+        tasks = plan_config(with_variants(cfg, have), limit=req.limit, allow_code=req.allow_code, datasets=list(have),
                      models=list(req.models), opened=opened)
         if req.prepare is not None:
             req.prepare(tasks)
@@ -91,9 +90,11 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
     """Execute every variant's tasks in this process, each model built once, through one shared cache."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from promptweave.errors import PromptweaveError
     from promptweave.infer import ResponseCache
-    from promptweave.run.execute import CACHE_FILE, execute_task, write_atomic
+    from promptweave.run.execute import CACHE_FILE, execute_task, task_failed, write_atomic
     from promptweave.run.lock import workdir_lock
+
     workdir = Path(req.workdir)
     outcomes: dict[int, list] = {k: [] for k in planned}
     by_model: dict[str, list[tuple[int, Any]]] = {}
@@ -107,12 +108,7 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
             bid = bar.add_task(f"{name} · {len(planned)} variant(s)", total=sum(t.calls for _, t in group))
             try:
                 model = group[0][1].make_model()
-            except Exception as exc:  # noqa: BLE001 - a model that cannot be built fails its tasks, as in run
-                from promptweave.errors import PromptweaveError
-                from promptweave.run.execute import task_failed
-
-                if not isinstance(exc, PromptweaveError):
-                    raise
+            except PromptweaveError as exc:  # a model that cannot be built fails its tasks, as in run
                 for k, t in group:
                     outcomes[k].append(task_failed(t, variant_dir(workdir, k), str(exc)))
                 continue
