@@ -116,3 +116,10 @@ def test_summary_figures_and_rankings():
     assert [p["ranking"] for p in r["per_variant"]] == [["m1", "m2"], ["m2", "m1"], ["m1", "m2"]]
     assert [p["top"] for p in r["per_variant"]] == ["m1", "m2", None]  # a tie has no top model
     assert r["top_changes"] == 2
+
+
+def test_colon_labels_urls_and_qa_descriptors():
+    fmt = Format(separator=" = ", casing="lower", label="({})", choice_sep="; ")
+    got = apply_text("Source: http://x.org/a\nQuestion: {q}\nA: {A}\nB: {B}\nAnswer:", fmt)
+    assert got == "source = http://x.org/a\nquestion = {q}\n(A) {A}; (B) {B}\nanswer ="
+    assert apply_text("Q: {q}\nA: {a}", fmt) == "q = {q}\na = {a}"  # a lone A: is a descriptor, not a choice

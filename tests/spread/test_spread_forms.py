@@ -103,3 +103,14 @@ def test_dry_run_lists_the_variants_and_sends_nothing(tmp_path):
     assert "10 task(s)" in res.output and "nothing sent" in res.output
     assert res.output.count("the config's template as written") == 2
     assert not (tmp_path / "w").exists()
+
+
+def test_search_budget_below_one_row_per_variant_is_refused(tmp_path):
+    with StubServer() as srv:
+        cfg = tmp_path / "c.py"
+        shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
+        res = CliRunner().invoke(app, ["spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "science_mc", "-n", "8",
+                                       "--search", "extremes", "--budget", "7"])
+        assert srv.total_received == 0
+    assert res.exit_code == 2 and "--budget" in res.output and "at least 8 calls" in res.output, res.output

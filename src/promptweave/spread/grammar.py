@@ -43,10 +43,11 @@ _MASK_OPEN, _MASK_CLOSE = "\ue010", "\ue011"  # a {slot}
 _TOKEN_OPEN, _TOKEN_CLOSE = "\ue012", "\ue013"  # an ice / sep token: what follows it starts a line
 _MASK_RE = re.compile("[\ue010\ue012](\\d+)[\ue011\ue013]")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-# a descriptor: one to four words at the start of a line, then a colon
-_DESC = re.compile(r"(?m)(?:^|(?<=\ue013))(?P<d>[A-Za-z][A-Za-z]*(?: [A-Za-z]+){0,3})(?P<sep>[ \t]*:[ \t]*)")
-# a choice label at a line start or after a space: A. / (A) / [A] / A) followed by its text or a slot
-_LABEL = re.compile(r"(?:(?<=\n)|^|(?<=[ \t]))(?P<lab>\((?P<l1>[A-J])\)|\[(?P<l2>[A-J])\]|(?P<l3>[A-J])[.)])"
+# a descriptor: one to four words at the start of a line, then a colon (not a URL's ``://``)
+_DESC = re.compile(r"(?m)(?:^|(?<=\ue013))(?P<d>[A-Za-z][A-Za-z]*(?: [A-Za-z]+){0,3})(?P<sep>[ \t]*:(?!//)[ \t]*)")
+# a choice label at a line start or after a space: A. / (A) / [A] / A) / A: followed by its text or a slot
+# (taken as a label only in a run A, B, ...; a lone ``A:`` is a descriptor, as in Q: / A:)
+_LABEL = re.compile(r"(?:(?<=\n)|^|(?<=[ \t]))(?P<lab>\((?P<l1>[A-J])\)|\[(?P<l2>[A-J])\]|(?P<l3>[A-J])[.):])"
                     r"(?P<gap>[ \t]*)(?=\ue010|[^\s])")
 _LONE_NEWLINE = re.compile(r"(?<=[^\s])\n(?=[^\s])")
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptweave.errors import UnsupportedError
+from promptweave.errors import ConfigError, UnsupportedError
 
 CONFIDENCE = 0.95
 DRAWS = 1000
@@ -127,8 +127,12 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
         b, w = int(best_hits.argmax()), int(worst_hits.argmax())
         return b, float(best_hits[b] / DRAWS), w, float(worst_hits[w] / DRAWS), draws
 
+    first = sum(a.calls_per_row for a in arms)  # one row of every variant
+    if arms and budget < first:
+        raise ConfigError("the budget does not cover one row of every variant", field="--budget", value=budget,
+                          expected=f"at least {first} calls (more than {INITIAL_ROWS * first} to search)")
     stopped = "budget"
-    if arms and pull({a.variant: INITIAL_ROWS for a in arms}):
+    if arms and pull({a.variant: max(1, min(INITIAL_ROWS, budget // first)) for a in arms}):
         while True:
             b, pb, w, pw, _ = certainty()
             if pb >= confidence and pw >= confidence:
