@@ -25,6 +25,7 @@ from promptweave.errors import ConfigError, UnsupportedError
 CONFIDENCE = 0.95
 DRAWS = 1000
 INITIAL_ROWS = 2  # rows every arm gets before sampling starts
+SEARCHABLE = ("gen", "ppl", "clp")  # one prediction row per test row, judged alone
 
 
 @dataclass
@@ -89,6 +90,11 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
     import numpy as np
 
     rng = np.random.default_rng([seed, 25])
+    for t in tasks:
+        if t.mode not in SEARCHABLE:
+            raise UnsupportedError("--search extremes scores one row at a time, which this inferencer does not",
+                                   field="infer_cfg.inferencer", value=t.mode,
+                                   expected="a " + " / ".join(SEARCHABLE) + " dataset, or a full spread (no --search)")
     arms = []
     for k, t in enumerate(tasks):
         rows = _group(t)
