@@ -114,3 +114,16 @@ def test_search_budget_below_one_row_per_variant_is_refused(tmp_path):
                                        "--search", "extremes", "--budget", "7"])
         assert srv.total_received == 0
     assert res.exit_code == 2 and "--budget" in res.output and "at least 8 calls" in res.output, res.output
+
+
+def test_search_takes_any_integer_seed(tmp_path):
+    with StubServer() as srv:
+        cfg = tmp_path / "c.py"
+        shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
+        res = CliRunner().invoke(app, ["spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "science_mc", "-n", "3",
+                                       "--limit", "4", "--seed", "-3", "--search", "extremes", "--budget", "12"])
+        assert srv.total_received <= 12
+    assert res.exit_code == 0, res.output
+    found = json.loads((tmp_path / "w" / "spread.json").read_text())["search"][0]
+    assert found["calls_used"] <= 12 and found["best"] in range(3) and found["worst"] in range(3)

@@ -16,6 +16,7 @@ gives none, such as corpus BLEU, cannot be searched this way). A failed row coun
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +90,7 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
 
     import numpy as np
 
-    rng = np.random.default_rng([seed, 25])
+    rng = np.random.default_rng(random.Random(f"promptweave-spread-search:{seed}").getrandbits(64))  # any int seed
     for t in tasks:
         if t.mode not in SEARCHABLE:
             raise UnsupportedError("--search extremes scores one row at a time, which this inferencer does not",
