@@ -128,10 +128,14 @@ def test_summary_agrees_with_the_per_variant_scores(spread):
 
 
 def test_view_variant_shows_that_variants_prompts(spread):
-    out = invoke("view", str(spread["cfg"]), "-d", "science_mc", "--variant", "7", "-n", "2", "--json")
-    shown = json.loads(out)
+    res = CliRunner().invoke(app, ["view", str(spread["cfg"]), "-d", "science_mc", "--variant", "7", "-n", "2",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.stdout)
     ps = preds(spread["wd"], 7)
     assert [s["prompt"] for s in shown] == [p["prompt"] for p in ps[:2]]
+    fig = json.loads((spread["wd"] / "spread.json").read_text())["figures"][0]
+    assert f"science_mc: variant 7 (seed 0): {fig['points'][7]['description']}" in res.stderr
 
 
 def test_search_extremes_finds_the_true_best_and_worst_within_budget(spread, tmp_path):

@@ -61,7 +61,8 @@ def view_cmd(
             if variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
                 from promptweave.spread.variants import variant_config
 
-                cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids)
+                cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
+                                     notify=lambda msg: err.print(msg, style="dim", markup=False))
             if compare and len(model_ids) > 2:
                 raise ConfigError("--compare shows two models side by side, or one model's meta template beside "
                                   "its chat template", file=str(config), field="--model",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -170,8 +170,10 @@ def _effective(fmt: Format, templates: Mapping[str, Mapping[str, Any]], protect:
     return Format(**keep)
 
 
-def variant_config(cfg: Any, k: int, seed: int = 0, *, datasets: Sequence[int] | None = None) -> Any:
-    """``cfg`` with every selected dataset entry replaced by its variant ``k`` (``view --variant K``)."""
+def variant_config(cfg: Any, k: int, seed: int = 0, *, datasets: Sequence[int] | None = None,
+                   notify: Callable[[str], None] | None = None) -> Any:
+    """``cfg`` with every selected dataset entry replaced by its variant ``k`` (``view --variant K``);
+    ``notify`` is told each dataset's variant description."""
     if k < 0 or k >= MAX_VARIANTS:
         raise ConfigError("no such variant", field="--variant", value=k,
                           expected=f"0 (the config's own template) to {MAX_VARIANTS - 1}")
@@ -182,6 +184,8 @@ def variant_config(cfg: Any, k: int, seed: int = 0, *, datasets: Sequence[int] |
             raise ConfigError(f"dataset {i} has only {len(got)} variant(s)", file=str(cfg.path),
                               field="--variant", value=k, expected=f"0 to {len(got) - 1}")
         new[i] = got[k].dataset
+        if notify is not None:
+            notify(f"{new[i].get('abbr') or f'datasets[{i}]'}: variant {k} (seed {seed}): {got[k].description}")
     return replace(cfg, datasets=new)
 
 
