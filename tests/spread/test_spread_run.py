@@ -217,3 +217,17 @@ def test_failed_rows_are_data(tmp_path):
     assert len(bad) == 4 and all(p.get("error") and p["correct"] is False for p in bad)
     fig = json.loads((tmp_path / "w" / "spread.json").read_text())["figures"][0]
     assert fig["points"][1]["score"] == 0.0 and fig["scored"] == 3
+
+
+def test_a_spread_only_folder_gets_a_page_of_its_own(tmp_path):
+    shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+    with StubServer() as srv:
+        cfg = tmp_path / "c.py"
+        cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
+        out = invoke("spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "arithmetic", "-n", "3", "--limit", "3",
+                     "--no-progress")
+    assert "report: " in out
+    page = (tmp_path / "w" / "report.html").read_text()
+    assert "<title>promptweave spread · w</title>" in page and page.count("<circle") == 3
+    for k in range(3):
+        assert (tmp_path / "w" / "variants" / str(k) / "report.html").is_file()

@@ -57,7 +57,7 @@ def report_cmd(
         if output is None:
             output = workdirs[0] / "report.html" if len(workdirs) == 1 else workdirs[1] / "compare.html"
         if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # spread hook: a spread's own page
-            from promptweave.spread.report import write_spread_report
+            from promptweave.report.spread_page import write_spread_report
 
             path = write_spread_report(workdirs[0], output)
         else:

@@ -128,7 +128,7 @@ def spread_cmd(
     console.print(f"figures in {workdir / 'spread.json'}; each variant's predictions and results in "
                   f"{workdir / 'variants'}/<k>/")
     if not no_report:  # the spread page and each variant's report; a report problem never fails the command
-        from promptweave.spread.report import write_spread_report
+        from promptweave.report.spread_page import write_spread_report
 
         try:
             console.print(f"report: {write_spread_report(workdir)}")

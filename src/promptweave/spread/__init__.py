@@ -1,8 +1,8 @@
 """Format spread: many formats of each dataset's own template, run as ordinary tasks, and what changes.
 
 ``grammar`` (the formats) → ``variants`` (a dataset's variants) → ``execute`` (run's planner and task
-execution per variant; ``spread.json``) → ``stats`` (the figures), ``search`` (the extremes within a budget),
-``report`` (the HTML section).
+execution per variant; ``spread.json``) → ``stats`` (the figures), ``search`` (the extremes within a budget);
+the report package reads ``spread.json`` (``report/spread.py``).
 """
 from promptweave.spread.execute import SpreadRequest, run_search, run_spread
 from promptweave.spread.grammar import Format, apply_template, apply_text

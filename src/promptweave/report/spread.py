@@ -1,4 +1,4 @@
-"""The spread section of the HTML report: per dataset × model, every variant's score as a point (min and max
+"""The spread section of the HTML report (``DIR/spread.json``, written by ``promptweave spread``): per dataset × model, every variant's score as a point (min and max
 marked), the spread and PSS, and links to each variant's rows (``variants/<k>/report.html``, the ordinary
 report of that variant's folder).
 
@@ -61,7 +61,7 @@ def spread_section(workdir: str | Path, *, link_prefix: str = "") -> str:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"<section><h2>Format spread</h2><p>{escape(str(path))}: unreadable ({escape(str(exc))})</p></section>"
-    out = ["<section><h2>Format spread</h2>",
+    out = ["<section id='spread'><h2>Format spread</h2>",
            f"<p>{escape(str(data.get('config')))} · seed {data.get('seed')} · up to {data.get('n')} variants per "
            "dataset; variant 0 is the config's template as written.</p>"]
     for fig in data.get("figures", []):
@@ -116,23 +116,4 @@ def build_spread_page(workdir: str | Path) -> str:
             f"{body}</body></html>")
 
 
-def write_spread_report(workdir: str | Path, out: str | Path | None = None) -> Path:
-    """The spread page (``DIR/report.html`` unless ``out``) and each variant's own report,
-    ``DIR/variants/<k>/report.html``, which the page links to."""
-    from promptweave.report.page import write_report
-
-    root = Path(workdir)
-    found = (root / "variants").iterdir() if (root / "variants").is_dir() else ()
-    for k in sorted(int(p.name) for p in found if p.name.isdigit()):
-        vdir = root / "variants" / str(k)
-        if (vdir / "results").is_dir() or (vdir / "predictions").is_dir():
-            write_report([vdir], vdir / "report.html")
-    out = Path(out) if out is not None else root / "report.html"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(build_spread_page(root), encoding="utf-8")
-    tmp.replace(out)
-    return out
-
-
-__all__ = ["build_spread_page", "spread_section", "strip_plot", "write_spread_report"]
+__all__ = ["build_spread_page", "spread_section", "strip_plot"]
