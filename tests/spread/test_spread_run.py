@@ -231,3 +231,14 @@ def test_a_spread_only_folder_gets_a_page_of_its_own(tmp_path):
     assert "<title>promptweave spread · w</title>" in page and page.count("<circle") == 3
     for k in range(3):
         assert (tmp_path / "w" / "variants" / str(k) / "report.html").is_file()
+
+
+def test_lint_dry_run_and_run_agree_on_bad_prompt_variants(tmp_path):
+    shutil.copytree(ROOT / "examples" / "data", tmp_path / "data")
+    cfg = tmp_path / "c.py"
+    cfg.write_text(EXAMPLE.read_text() + '\nscience["prompt_variants"] = ["{questoin} A-D?"]\n')
+    for args in (["lint", str(cfg)], ["run", str(cfg), "-w", str(tmp_path / "w"), "--dry-run"],
+                 ["run", str(cfg), "-w", str(tmp_path / "w")]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2 and "datasets[0].prompt_variants[0]" in res.output, (args, res.output)
+    assert not (tmp_path / "w" / "cache.sqlite").exists()  # refused before anything was sent

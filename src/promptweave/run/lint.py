@@ -150,12 +150,6 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
         abbrs_d, abbrs_m = cfg.dataset_abbrs(), cfg.model_abbrs()
         for i in ds_ids:
             form = _form(cfg.datasets[i], str(path), i)
-            try:  # spread hook: a dataset's prompt_variants are templates, checked as such
-                from promptweave.spread.variants import check_prompt_variants
-
-                check_prompt_variants(cfg.datasets[i], file=str(path), where=f"datasets[{i}]")
-            except PromptweaveError as exc:
-                report.add(exc, prefix=f"{abbrs_d[i]}: ")
             for j in model_ids:
                 if dataset_file and form in _SCORING_FORMS and cfg.models[j]["abbr"] == "api-chat":
                     continue  # scoring needs token log-probs: checked against the plain LM only
