@@ -39,6 +39,7 @@ from promptweave.infer.agent import AgentInferencer, AgentSettings, ReActProtoco
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
+from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)
 
 __version__ = "0.1.0"
 
@@ -63,4 +64,5 @@ __all__ = [
     "PlaceholderNearMissWarning",
     "AgentInferencer", "AgentSettings", "ReActProtocol", "PythonSession", "SessionLimits",
     "AttackStageError", "ReferenceTextMissingError",
+    "Format", "SpreadRequest", "dataset_variants", "run_spread", "search_extremes",
 ]

@@ -368,6 +368,45 @@ def scripted_agent(script: dict, fallback: str = "Final Answer: (no scripted rep
     return answer
 
 
+def _unit(text: str) -> float:
+    return int(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+def format_sensitive(rows: list, *, question: str = "question", answer: str = "answer", options: str = "ABCD",
+                     salt: str = "") -> Callable[[dict], str]:
+    """A model whose accuracy is set by the prompt's *format* alone (a stand-in for FormatSpread's finding).
+
+    It finds the row whose ``question`` the prompt holds (``rows``: the dataset's rows, with the gold in
+    ``answer``), cuts that row's values out of the prompt, and hashes what is left (the format: descriptors,
+    separators, spacing, labels, cue, meta template) into an accuracy ``q`` between 0.05 and 0.95. A row is
+    answered right when its own hash is below ``q``, else with the next letter. So the same format always
+    gets the same rows right, a different format gets a different share right, and the row's values play
+    no part. ``salt`` picks another such model.
+    """
+    by_q = sorted(((str(r[question]), r) for r in rows), key=lambda qr: -len(qr[0]))
+
+    def reply(body: dict) -> str:
+        text = json.dumps(body.get("messages") or body.get("prompt"), ensure_ascii=False)
+        for q, row in by_q:
+            if json.dumps(q, ensure_ascii=False)[1:-1] in text:
+                break
+        else:
+            return default_answer(body)
+        skeleton = text
+        values = sorted({json.dumps(str(v), ensure_ascii=False)[1:-1] for v in row.values()}, key=len, reverse=True)
+        for v in values:
+            if len(v) > 1:
+                skeleton = skeleton.replace(v, "")
+        level = 0.05 + 0.9 * _unit(f"{salt}|format|{skeleton}")
+        gold = str(row[answer])
+        if _unit(f"{salt}|row|{q}") < level:
+            return f"The answer is {gold}."
+        wrong = options[(options.index(gold) + 1) % len(options)] if gold in options else options[0]
+        return f"The answer is {wrong}."
+
+    return reply
+
+
 def main() -> None:  # pragma: no cover - manual use
     import argparse
 
@@ -376,6 +415,8 @@ def main() -> None:  # pragma: no cover - manual use
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--loop", choices=["uvloop", "asyncio"], default="uvloop",
                     help="event loop of the standalone server (uvloop, as vLLM's server runs, when installed)")
+    ap.add_argument("--format-sensitive", metavar="ROWS.jsonl",
+                    help="answer as format_sensitive() does for these rows (question / answer columns)")
     args = ap.parse_args()
     if args.loop == "uvloop":
         try:
@@ -383,7 +424,11 @@ def main() -> None:  # pragma: no cover - manual use
             asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
         except ImportError:
             pass
-    srv = StubServer(latency=args.latency, port=args.port).start()
+    kw = {}
+    if args.format_sensitive:
+        with open(args.format_sensitive, encoding="utf-8") as f:
+            kw["answer"] = format_sensitive([json.loads(line) for line in f if line.strip()])
+    srv = StubServer(latency=args.latency, port=args.port, **kw).start()
     print(f"stand-in OpenAI server on {srv.url}", flush=True)
     try:
         threading.Event().wait()

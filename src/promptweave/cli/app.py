@@ -42,7 +42,7 @@ def _root(
 
 
 # Each module registers its commands on ``app`` when imported.
-_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report")
+_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report", "spread")
 
 for _name in _COMMAND_MODULES:
     _modname = f"promptweave.cli.{_name}"

@@ -56,7 +56,12 @@ def report_cmd(
                 return
         if output is None:
             output = workdirs[0] / "report.html" if len(workdirs) == 1 else workdirs[1] / "compare.html"
-        path = write_report(workdirs, output)
+        if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # spread hook: a spread's own page
+            from promptweave.report.spread_page import write_spread_report
+
+            path = write_spread_report(workdirs[0], output)
+        else:
+            path = write_report(workdirs, output)
     except PromptweaveError as exc:
         fail(err, exc)
     except OSError as exc:

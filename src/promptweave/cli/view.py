@@ -34,6 +34,9 @@ def view_cmd(
     # eval hook (eval helper): judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
+    variant: Optional[int] = typer.Option(None, "--variant", help="spread: show format variant K of each dataset's "
+                                          "template (0: the config's own)."),
+    spread_seed: int = typer.Option(0, "--seed", help="spread: the seed the variants were drawn with."),
 ) -> None:
     """Show the final prompt each model receives, per dataset × model × row (ppl: every label).
 
@@ -55,6 +58,11 @@ def view_cmd(
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+            if variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
+                from promptweave.spread.variants import variant_config
+
+                cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
+                                     notify=lambda msg: err.print(msg, style="dim", markup=False))
             if compare and len(model_ids) > 2:
                 raise ConfigError("--compare shows two models side by side, or one model's meta template beside "
                                   "its chat template", file=str(config), field="--model",

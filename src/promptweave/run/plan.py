@@ -133,7 +133,7 @@ def _agent_task(ds: Any, mspec: Any, todo: range, params: Any, evaluation: Any, 
 def _gold(row: Any, column: str | None) -> Any:
     if column is None:
         return None
-    if isinstance(row, Mapping):
+    if type(row) is dict or isinstance(row, Mapping):  # perf (spread plans a task per variant): no ABC check
         return row.get(column)
     return getattr(row, column, None)
 
@@ -384,6 +384,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     for i in ds_ids:
         ds = opened.get(i)
         if ds is None:
+            if cfg.datasets[i].get("prompt_variants") is not None:  # spread hook: user-written variants are templates
+                from promptweave.spread.variants import check_prompt_variants
+
+                check_prompt_variants(cfg.datasets[i], file=file, where=f"datasets[{i}]")
             ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
             opened[i] = ds
         raw = cfg.datasets[i]

@@ -255,6 +255,7 @@ class RayExecutor:
         from promptweave.run.execute import _write_atomic
 
         self.t0 = time.monotonic()
+        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
         ray = self._connect()
         try:
             states, ds_refs = self._plan(req, ray, planned)
@@ -269,7 +270,7 @@ class RayExecutor:
                     limits[j] = (getattr(probe, "concurrency", 16), getattr(probe, "rpm", None))
             store = ray.remote(num_cpus=0)(_actor("Coordinator")).options(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(
-                str(workdir / "cache.sqlite"), limits, (os.getpid(), process_start(os.getpid())))
+                str(self.cache_file), limits, (os.getpid(), process_start(os.getpid())))
             self.coordinator = store
             cfg_ref = ray.put(cfg)
             models = sorted({s.model for s in states})
@@ -515,7 +516,7 @@ class RayExecutor:
         from promptweave.infer.cache import ResponseCache
 
         # scoring runs here, once per task; an LLM judge's calls go through the same response cache
-        with ResponseCache(workdir / "cache.sqlite") as cache:
+        with ResponseCache(getattr(self, "cache_file", workdir / "cache.sqlite")) as cache:
             return finish_task(s.task, rows, meta, workdir, cache=cache, sent=sent or 0, truncated=truncated,
                                rows_total=s.n_rows, on_row_error=on_row_error)
 
