@@ -130,6 +130,13 @@ class BudgetError(SandboxError):
     code = "PW150"
 
 
+class SecretRefusedError(SandboxError):
+    """A config asked for an environment variable the env rule refuses (a credential-looking name, or any
+    variable sent as an API key) and the user did not allow it with ``--allow-env NAME``."""
+
+    code = "PW145"
+
+
 class UnsupportedError(ConfigError):
     """A reference class or form that promptweave does not implement (named, never silently replaced)."""
 

@@ -5,7 +5,6 @@ model config). Only the backend is built here; prompts are the engine's business
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
 from promptweave.errors import ConfigError, UnsupportedError
@@ -103,6 +102,41 @@ def _api_url(cfg: Any) -> Any:
     return url
 
 
+def api_key(cfg: Any, url: Any, where: str = "models[]") -> str | None:
+    """The key sent to an API model: a literal ``key`` from the config, or an environment variable the *user*
+    named with ``--allow-env``.
+
+    ``key='ENV'`` and ``api_key_env='NAME'`` ask for a variable (``OPENAI_API_KEY`` by default), which goes
+    through the env rule as a credential: refused unless the command line allowed that exact name. A config
+    that names no key sends none, unless the user allowed ``OPENAI_API_KEY`` (OpenCompass's default).
+    """
+    from promptweave.sandbox.env import current_policy, read_env
+
+    key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
+    named = cfg_get(cfg, "api_key_env")
+    if key and key != "ENV" and not named:
+        return str(key)  # written in the config itself: no environment read
+    var = named or "OPENAI_API_KEY"
+    if not (key == "ENV" or named) and not current_policy().allows(var):
+        return None  # nothing asked for, nothing allowed: no key (local servers need none)
+    field = f"{where}.api_key_env" if named else f"{where}.key"
+    return read_env(var, credential=True, purpose=f"the API key sent to {url}", field=field)
+
+
+def check_api_keys(config: Any, model_ids: Any) -> None:
+    """Apply the env rule to the API key of each selected model before anything is planned or sent, so
+    ``lint``, ``run --dry-run`` and ``run`` refuse the same config the same way (and the dry run lists the read)."""
+    from promptweave.errors import PromptweaveError
+
+    for j in model_ids:
+        mcfg = config.models[j]
+        try:
+            if resolve_model_type(mcfg).backend == "openai":
+                api_key(mcfg, _api_url(mcfg), where=f"models[{j}]")
+        except PromptweaveError as exc:
+            raise (exc.at(file=str(config.path)) if exc.file is None else exc) from None
+
+
 def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -> Any:
     """A model backend from its config (type resolved by ``compat.models``); typed errors name the bad field."""
     mt = resolve_model_type(cfg)
@@ -117,9 +151,7 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
         if not url:
             raise ConfigError("an API model needs base_url (or openai_api_base)", field="models[].base_url",
                               value=name)
-        key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
-        if key == "ENV" or not key:
-            key = os.environ.get(cfg_get(cfg, "api_key_env") or "OPENAI_API_KEY")
+        key = api_key(cfg, url)
         qps = cfg_get(cfg, "query_per_second")
         kw: dict[str, Any] = dict(
             name=name,

@@ -253,6 +253,7 @@ class RayExecutor:
             type_name,
         )
         from promptweave.run.execute import _write_atomic
+        from promptweave.sandbox.env import current_policy
 
         self.t0 = time.monotonic()
         ray = self._connect()
@@ -304,7 +305,7 @@ class RayExecutor:
                 makers[j] = (lambda k, gen, rc=remote_cls, j=j, api=api, name=mine[0].task.model_name:
                              rc.options(name=worker_name(name, k, gen), namespace=NAMESPACE).remote(
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
-                                 limited=api, name=worker_name(name, k, gen)))
+                                 limited=api, name=worker_name(name, k, gen), env=current_policy()))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
             return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
         finally:
