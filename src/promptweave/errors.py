@@ -156,6 +156,12 @@ class LoaderError(DataError):
     code = "PW220"
 
 
+class CorpusError(DataError):
+    """A conformance corpus file cannot be read: not gzip, corrupt, a line too long, a line that is not a case."""
+
+    code = "PW230"
+
+
 # -- evaluation (evaluators, postprocessors, LLM judges) --
 class EvaluationError(PromptweaveError):
     """An evaluator or postprocessor is unknown or failed on the predictions."""
