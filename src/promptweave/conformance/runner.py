@@ -121,6 +121,7 @@ def run_cases(cases: Iterable[dict[str, Any]], report: Report | None = None) -> 
     report = report or Report()
     for case in cases:
         suite, kind = case.get("suite", "?"), case.get("kind", "?")
+        suite, kind = (v if isinstance(v, str) else repr(v)[:40] for v in (suite, kind))  # a corpus is input
         check = checker_for(suite, kind)
         adversarial = is_adversarial(case)
         if check is None:

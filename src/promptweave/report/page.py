@@ -37,7 +37,8 @@ def _template() -> Any:
 
 
 def _blob(obj: Any) -> str:
-    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    # a lone surrogate read from an edited predictions file ("\\ud800") cannot be UTF-8: it shows as U+FFFD
+    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "replace")
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
@@ -125,6 +126,6 @@ def write_report(workdirs: Sequence[str | Path], out: str | Path) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
+    tmp.write_text(html, encoding="utf-8", errors="replace")  # lone surrogates from the work dir's files
     tmp.replace(out)
     return out
