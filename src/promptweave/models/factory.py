@@ -131,7 +131,11 @@ def check_api_keys(config: Any, model_ids: Any) -> None:
     for j in model_ids:
         mcfg = config.models[j]
         try:
-            if resolve_model_type(mcfg).backend == "openai":
+            backend = resolve_model_type(mcfg).backend
+        except PromptweaveError:
+            continue  # planning reports a bad model type in its own words
+        try:
+            if backend == "openai":
                 api_key(mcfg, _api_url(mcfg), where=f"models[{j}]")
         except PromptweaveError as exc:
             raise (exc.at(file=str(config.path)) if exc.file is None else exc) from None
