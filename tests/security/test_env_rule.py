@@ -6,11 +6,9 @@ separators ignored), and a model's API key read only from a variable the user al
 """
 from __future__ import annotations
 
-import json
 import sqlite3
+import sys
 import textwrap
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,41 +22,16 @@ from promptweave.errors import SecretRefusedError
 from promptweave.models import build_model
 from promptweave.sandbox.env import CREDENTIAL_MARKERS, env_policy, looks_secret, read_env
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
+from header_recorder import HeaderRecorder  # noqa: E402
+
 SECRET = "pw-secret-value-7d1c0e"
-
-
-class _Recorder(BaseHTTPRequestHandler):
-    seen: list[dict[str, str]]
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.server.seen.append({k.lower(): v for k, v in self.headers.items()})  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        reply = {"id": "x", "object": "chat.completion", "model": body.get("model", "m"),
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": "2"}}],
-                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
 def recorder():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    server.seen = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with HeaderRecorder() as server:
+        yield server
 
 
 def _config(tmp_path: Path, url: str, model_extra: str) -> Path:
@@ -157,7 +130,7 @@ def test_api_key_comes_only_from_a_variable_the_user_allowed(monkeypatch):
 
 def test_safe_config_cannot_send_a_secret_to_its_own_server(tmp_path, monkeypatch, recorder):
     monkeypatch.setenv("PWPROBEPASSWORD", SECRET)
-    url = f"http://127.0.0.1:{recorder.server_port}/v1"
+    url = recorder.url
     cfg = _config(tmp_path, url, "key='ENV', api_key_env='PWPROBEPASSWORD'")
     work = tmp_path / "w"
     for argv in (["run", str(cfg), "-w", str(work), "--no-progress"],
@@ -173,7 +146,7 @@ def test_safe_config_cannot_send_a_secret_to_its_own_server(tmp_path, monkeypatc
 
 def test_allowed_key_is_sent_as_the_header_and_stored_nowhere(tmp_path, monkeypatch, recorder):
     monkeypatch.setenv("PWPROBEPASSWORD", SECRET)
-    url = f"http://127.0.0.1:{recorder.server_port}/v1"
+    url = recorder.url
     cfg = _config(tmp_path, url, "key='ENV', api_key_env='PWPROBEPASSWORD'")
     work = tmp_path / "w"
     dry = CliRunner().invoke(app, ["run", str(cfg), "-w", str(work), "--dry-run", "--allow-env", "PWPROBEPASSWORD"])
