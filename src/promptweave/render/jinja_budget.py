@@ -138,8 +138,17 @@ def _check_join(sep: Any, items: Any) -> None:
     meter.alloc(total)
 
 
-def _binop_check(operator: str, left: Any, right: Any) -> None:
-    meter = _meter()
+_SIZED = (str, bytes, list, tuple, dict, set, frozenset)
+
+
+def _binop_check(meter: TemplateMeter, operator: str, left: Any, right: Any) -> None:
+    # the hot path of every template ('+' of two strings) is kept to a few type checks
+    if operator == "+":
+        if isinstance(left, _SIZED) and isinstance(right, _SIZED):
+            n = len(left) + len(right)
+            meter.check_len(n, "'+'", text=isinstance(left, (str, bytes)))
+            meter.alloc(n)
+        return
     ints = isinstance(left, int) and isinstance(right, int)
     if operator == "**" and ints and right > 0:
         meter.check_int_bits(max(abs(left).bit_length(), 1) * right if abs(left) > 1 else 1, "'**'")
@@ -151,9 +160,6 @@ def _binop_check(operator: str, left: Any, right: Any) -> None:
             if isinstance(n, int) and _size(seq) and n > 0:
                 meter.check_len(_size(seq) * n, "repeating a string or list with '*'", text=isinstance(seq, str))
                 meter.alloc(_size(seq) * n)
-    elif operator == "+" and _size(left) and _size(right):
-        meter.check_len(_size(left) + _size(right), "'+'", text=isinstance(left, str))
-        meter.alloc(_size(left) + _size(right))
     elif operator == "%" and isinstance(left, str):
         _check_format(left, right if isinstance(right, tuple) else (right,))
 
@@ -215,9 +221,10 @@ class BudgetedEnvironment(ImmutableSandboxedEnvironment):
         return "".join(texts)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        _meter().tick()
-        _binop_check(operator, left, right)
-        return super().call_binop(context, operator, left, right)
+        meter = _meter()
+        meter.tick()
+        _binop_check(meter, operator, left, right)
+        return self.binop_table[operator](left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         _meter().tick()
