@@ -159,3 +159,29 @@ def test_allowed_key_is_sent_as_the_header_and_stored_nowhere(tmp_path, monkeypa
     assert (work / "report.html").exists()
     assert SECRET.encode() not in _everything_written(work)
     assert SECRET not in res.output
+
+
+def test_a_judge_model_key_is_under_the_same_rule(tmp_path, monkeypatch, recorder):
+    monkeypatch.setenv("MYSECRET", SECRET)
+    cfg = tmp_path / "c.py"
+    cfg.write_text(textwrap.dedent(f"""
+        judge = dict(type='OpenAISDK', abbr='judge', path='j', openai_api_base='{recorder.url}', key='ENV',
+                     api_key_env='MYSECRET')
+        datasets = [dict(abbr='d', rows=[dict(q='1+1', a='2')],
+                         reader_cfg=dict(input_columns=['q'], output_column='a'),
+                         infer_cfg=dict(prompt_template=dict(type='PromptTemplate', template='{{q}}'),
+                                        retriever=dict(type='ZeroRetriever'),
+                                        inferencer=dict(type='GenInferencer')),
+                         eval_cfg=dict(evaluator=dict(
+                             type='GenericLLMEvaluator', judge_cfg=judge,
+                             prompt_template=dict(type='PromptTemplate', template=dict(round=[
+                                 dict(role='HUMAN', prompt='{{q}} {{prediction}} A or B?')])))))]
+        models = [dict(abbr='m', type='OpenAISDK', path='gpt', openai_api_base='{recorder.url}', key='EMPTY')]
+    """))
+    for argv in (["lint", str(cfg)], ["run", str(cfg), "-w", str(tmp_path / "w"), "--dry-run"]):
+        res = CliRunner().invoke(app, argv)
+        assert res.exit_code == 2 and "[PW145]" in res.output, res.output
+        assert "datasets[0].eval_cfg.evaluator.judge_cfg.api_key_env" in " ".join(res.output.split())
+    dry = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--allow-env", "MYSECRET"])
+    assert "MYSECRET (set)" in dry.output and SECRET not in dry.output
+    assert recorder.seen == []

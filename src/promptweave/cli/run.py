@@ -77,7 +77,7 @@ def run_cmd(
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
             from promptweave.models.factory import check_api_keys
 
-            check_api_keys(cfg, model_ids)  # the env rule on API keys, before planning or sending anything
+            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, before planning or sending anything
             if executor not in ("local", "ray"):
                 from promptweave.errors import ConfigError
 

@@ -123,20 +123,39 @@ def api_key(cfg: Any, url: Any, where: str = "models[]") -> str | None:
     return read_env(var, credential=True, purpose=f"the API key sent to {url}", field=field)
 
 
-def check_api_keys(config: Any, model_ids: Any) -> None:
-    """Apply the env rule to the API key of each selected model before anything is planned or sent, so
-    ``lint``, ``run --dry-run`` and ``run`` refuse the same config the same way (and the dry run lists the read)."""
+def _judge_cfgs(config: Any, dataset_ids: Any) -> list[tuple[str, Any]]:
+    """(where, model config) of every LLM judge the selected datasets may call."""
+    variables = getattr(config, "variables", {}) or {}
+    out = [(f"judge_models[{k}]", m) for k, m in enumerate(variables.get("judge_models") or [])
+           if isinstance(m, Mapping)]
+    stack = [(f"datasets[{i}].eval_cfg", config.datasets[i].get("eval_cfg")) for i in dataset_ids or ()]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k == "judge_cfg" and isinstance(v, Mapping) and v:
+                    out.append((f"{where}.judge_cfg", v))
+                stack.append((f"{where}.{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{n}]", v) for n, v in enumerate(node))
+    return out
+
+
+def check_api_keys(config: Any, model_ids: Any, dataset_ids: Any = ()) -> None:
+    """Apply the env rule to the API key of each selected model, and of the judges the selected datasets may
+    call, before anything is planned or sent: ``lint``, ``run --dry-run`` and ``run`` refuse the same config the
+    same way (and the dry run lists the reads)."""
     from promptweave.errors import PromptweaveError
 
-    for j in model_ids:
-        mcfg = config.models[j]
+    targets = [(f"models[{j}]", config.models[j]) for j in model_ids] + _judge_cfgs(config, dataset_ids)
+    for where, mcfg in targets:
         try:
             backend = resolve_model_type(mcfg).backend
         except PromptweaveError:
             continue  # planning reports a bad model type in its own words
         try:
             if backend == "openai":
-                api_key(mcfg, _api_url(mcfg), where=f"models[{j}]")
+                api_key(mcfg, _api_url(mcfg), where=where)
         except PromptweaveError as exc:
             raise (exc.at(file=str(config.path)) if exc.file is None else exc) from None
 

@@ -135,7 +135,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             model_ids = select(cfg.model_abbrs(), models, "model", cfg)
             from promptweave.models.factory import check_api_keys
 
-            check_api_keys(cfg, model_ids)  # the env rule on API keys, as run checks it
+            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, as run checks it
         except PromptweaveError as exc:
             report.add(exc)
             return report
