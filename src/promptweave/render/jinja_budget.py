@@ -50,9 +50,8 @@ _current: ContextVar[TemplateMeter | None] = ContextVar("promptweave_template_me
 
 def _meter() -> TemplateMeter:
     meter = _current.get()
-    if meter is None:  # rendered outside render_budgeted (a caller holding the compiled template): fresh budget
-        meter = TemplateMeter(TEMPLATE_BUDGET)
-        _current.set(meter)
+    if meter is None:  # rendered outside render_budgeted: each size is still checked, steps are not summed
+        return TemplateMeter(TEMPLATE_BUDGET)
     return meter
 
 
