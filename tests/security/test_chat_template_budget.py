@@ -196,3 +196,15 @@ def test_view_with_a_hostile_tokenizer_folder(tmp_path):
         tok = _folder(tmp_path / f"tok_{name}", source)
         res = CliRunner().invoke(app, ["view", str(_view_config(tmp_path, tok))])
         assert res.exit_code in (0, 2) and "[PW810]" in res.output and "[PW001]" not in res.output, (name, res.output)
+
+
+def test_view_tokens_never_loads_a_tokenizer_file_linked_outside(tmp_path):
+    pytest.importorskip("transformers")
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"TOP-SECRET-OUTSIDE": 1}')
+    tok = _folder(tmp_path / "tok")
+    (tok / "tokenizer.json").symlink_to(outside)
+    res = CliRunner().invoke(app, ["view", str(_view_config(tmp_path, tok)), "--tokens"])
+    out = " ".join(res.output.split())
+    assert "[PW001]" not in out and "TOP-SECRET-OUTSIDE" not in out
+    assert "cannot load its tokenizer" in out and "outside the tokenizer folder" in out
