@@ -218,3 +218,15 @@ def test_hostile_work_dirs_tokenizer_folders_and_corpora(kind, data):
         shutil.rmtree(folder, ignore_errors=True)
     assert outcome in ("ok", "typed error"), (outcome, argv, last)
     assert "[PW001]" not in last, last
+
+
+def test_report_with_nan_and_infinite_numbers_stays_valid_json(tmp_path, capsys):
+    work = _workdir(tmp_path, '{"model": "m", "dataset": "d", "metrics": {"accuracy": NaN, "f1": Infinity}}',
+                    '{"index": 0, "prompt": "p", "score": -Infinity}\n')
+    code, _ = _cli(capsys, "report", work)
+    assert code == 0
+    html = (work / "report.html").read_text()
+    index = re.search(r'id="pw-index"[^>]*>(.*?)</script>', html, re.S).group(1)
+    json.loads(index, parse_constant=lambda c: pytest.fail(f"{c} in the page's JSON"))
+    for blob in re.findall(r'type="application/octet-stream"[^>]*>([A-Za-z0-9+/=]+)<', html):
+        json.loads(gzip.decompress(base64.b64decode(blob)), parse_constant=lambda c: pytest.fail(f"{c} in a blob"))
