@@ -208,3 +208,16 @@ def test_view_tokens_never_loads_a_tokenizer_file_linked_outside(tmp_path):
     out = " ".join(res.output.split())
     assert "[PW001]" not in out and "TOP-SECRET-OUTSIDE" not in out
     assert "cannot load its tokenizer" in out and "outside the tokenizer folder" in out
+
+
+def test_token_counting_refuses_a_tokenizer_folder_linking_out(tmp_path):
+    from promptweave.errors import ConfigError
+    from promptweave.models.factory import load_token_counter
+
+    pytest.importorskip("transformers")
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    tok = _folder(tmp_path / "tok")
+    (tok / "tokenizer.json").symlink_to(outside)
+    with pytest.raises(ConfigError, match="outside the tokenizer folder"):
+        load_token_counter({"type": "HuggingFacewithChatTemplate", "path": str(tok)})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from promptweave.errors import ConfigError, UnsupportedError
+from promptweave.errors import ConfigError, PromptweaveError, UnsupportedError
 from promptweave.models.base import GenerationParams
 
 from promptweave.compat.models import MODEL_TYPES, resolve_model_type
@@ -145,8 +145,6 @@ def check_api_keys(config: Any, model_ids: Any, dataset_ids: Any = ()) -> None:
     """Apply the env rule to the API key of each selected model, and of the judges the selected datasets may
     call, before anything is planned or sent: ``lint``, ``run --dry-run`` and ``run`` refuse the same config the
     same way (and the dry run lists the reads)."""
-    from promptweave.errors import PromptweaveError
-
     targets = [(f"models[{j}]", config.models[j]) for j in model_ids] + _judge_cfgs(config, dataset_ids)
     for where, mcfg in targets:
         try:
@@ -250,6 +248,16 @@ def load_token_counter(cfg: Any) -> Any:
                           field="models[].tokenizer_path", value=path) from exc
     from promptweave.models.hf import token_counter
 
+    from pathlib import Path
+
+    if Path(str(path)).expanduser().is_dir():  # a local tokenizer folder is input: no file may link out of it
+        from promptweave.render.chat_template import check_tokenizer_folder
+
+        try:
+            check_tokenizer_folder(path)
+        except PromptweaveError as exc:
+            raise ConfigError(exc.message, file=exc.file, field="models[].tokenizer_path",
+                              expected="the tokenizer's own files, copied into the folder") from None
     try:
         tok = AutoTokenizer.from_pretrained(str(path), revision=cfg_get(cfg, "revision"),
                                             **dict(cfg_get(cfg, "tokenizer_kwargs") or {}))
