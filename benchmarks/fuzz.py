@@ -289,6 +289,125 @@ KINDS: dict[str, Callable[[Chooser, Path], list[str]]] = {
     "lve": lve_case}
 
 
+# --------------------------------------------------------------------------- issue 22: report, tokenizer folders, corpora
+HOSTILE_JINJA = ["{{ 'a' * N }}", "{{ N ** N }}", "{% for i in range(N) %}X{% endfor %}", "{{ range(N)|list }}",
+                 "{% for i in range(N) %}{% for j in range(N) %}{% endfor %}{% endfor %}", "{{ 'x'.center(N) }}",
+                 "{{ ('ab' * N)|join('cd') }}", "{{ '%0Nd' % 3 }}", "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(N) }}",
+                 "{% include 'x' %}", "{% import 'x' as y %}", "{% extends 'x' %}", "{{ lipsum(N) }}",
+                 "{{ messages[0].content * N }}", "{{ ''.__class__ }}", "{{ raise_exception('no') }}", "{% if %}",
+                 "{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}", "{{ N // 0 }}",
+                 "{% set ns = namespace(s='x') %}{% for i in range(N) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"]
+HUGE_NUMBERS = ["9" * 400, "1e999", "-" + "9" * 5000, "NaN", "Infinity", "1" + "0" * 310]
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def report_case(ch: Chooser, folder: Path) -> list[str]:
+    """A work dir as a run leaves it, then edited: odd metrics, deep or long lines, links out of the work dir."""
+    work = folder / "w"
+    (work / "results" / "m").mkdir(parents=True)
+    (work / "predictions" / "m").mkdir(parents=True)
+    outside = folder / "outside.jsonl"
+    outside.write_text(json.dumps({"index": 0, "prompt": "OUTSIDE-ROW", "prediction": "x"}) + "\n")
+    result: dict[str, Any] = {"model": "m", "dataset": "d", "mode": "gen", "status": "done", "rows": 2,
+                              "metrics": {"accuracy": 50.0}}
+    for _ in range(ch.integer(0, 2)):
+        mutate_tree(result, ch)
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    op = ch.integer(0, 5)
+    if op == 0:
+        text = text.replace("50.0", ch.choice(HUGE_NUMBERS))
+    elif op == 1:
+        text = _deep(ch.choice([10, 990, 5000, 200_000]))
+    elif op == 2 and isinstance(result, dict):
+        result["predictions"] = ch.choice([str(outside), "/etc/passwd", "../outside.jsonl", "/dev/zero", ""])
+        text = json.dumps(result, default=str)
+    (work / "results" / "m" / "d.json").write_bytes(text.encode("utf-8", "surrogatepass"))
+    pred = work / "predictions" / "m" / "d.jsonl"
+    rows = [json.dumps({"index": i, "prompt": f"p{i}", "prediction": "A", "gold": "A", "correct": True})
+            for i in range(2)]
+    op = ch.integer(0, 6)
+    if op == 0:
+        pred.symlink_to(pred)  # a link loop
+    elif op == 1:
+        pred.symlink_to(outside)
+    elif op == 2:
+        pred.write_text(_deep(ch.choice([990, 200_000])) + "\n" + rows[0])
+    elif op == 3:
+        pred.write_text(rows[0] + "\n" + '{"index": 1, "score": ' + ch.choice(HUGE_NUMBERS) + "}")
+    elif op == 4:
+        pred.write_bytes(_data_bytes(ch))
+    else:
+        pred.write_text("\n".join(rows))
+    if ch.integer(0, 2) == 0:
+        (work / "summary.json").write_bytes(json.dumps([{"model": "m", "dataset": "d", "metrics": ch.value(),
+                                                         "predictions_path": ch.choice([str(outside), str(pred)])}],
+                                                       default=str).encode("utf-8", "surrogatepass"))
+    return ["report", str(work)] + ch.choice([[], ["--csv", "-"], ["--markdown", "-"], [str(work)]])
+
+
+def tokenizer_case(ch: Chooser, folder: Path) -> list[str]:
+    """``view`` of a chat-template model whose tokenizer folder is hostile (template, links, file contents)."""
+    tok = folder / "tok"
+    tok.mkdir()
+    secret = folder / "outside.txt"
+    secret.write_text("OUTSIDE-FILE {{ messages }}")
+    template = "".join(ch.choice(HOSTILE_JINJA).replace("N", ch.choice(["0", "3", "100000", "10**12", "(9**9)"]))
+                       for _ in range(ch.integer(1, 3)))
+    config = {"chat_template": template, "eos_token": ch.value(), "bos_token": "<s>"}
+    (tok / "tokenizer_config.json").write_bytes(json.dumps(config, default=str).encode("utf-8", "surrogatepass"))
+    op = ch.integer(0, 5)
+    name = ch.choice(["chat_template.jinja", "chat_template.json", "special_tokens_map.json", "tokenizer_config.json"])
+    if op == 0:
+        (tok / name).unlink(missing_ok=True)
+        (tok / name).symlink_to(secret)
+    elif op == 1:
+        (tok / name).unlink(missing_ok=True)
+        (tok / name).symlink_to(tok / name)
+    elif op == 2:
+        (tok / name).write_bytes(bytes(ch.integer(0, 255) for _ in range(ch.integer(0, 64))))
+    elif op == 3:
+        (tok / name).write_text(_deep(ch.choice([990, 200_000])))
+    cfg = base_config()
+    cfg["datasets"] = cfg["datasets"][:1]
+    cfg["models"] = [{"abbr": "hf", "type": "HuggingFacewithChatTemplate", "path": str(tok)}]
+    path = folder / "c.json"
+    path.write_text(json.dumps(cfg))
+    return ["view", str(path)]
+
+
+def conformance_case(ch: Chooser, folder: Path) -> list[str]:
+    """A corpus file: mutated cases, corrupt or cut gzip, deep JSON, garbage."""
+    import gzip
+
+    case: Any = {"suite": "opencompass", "kind": "icl", "id": "fuzz-1", "expected": {"prompts": ["x"]}}
+    for _ in range(ch.integer(0, 2)):
+        case = mutate_tree(case, ch)
+    lines = [json.dumps(case, default=str).encode("utf-8", "surrogatepass")]
+    op = ch.integer(0, 4)
+    if op == 0:
+        lines.append(_deep(ch.choice([990, 200_000])).encode())
+    elif op == 1:
+        lines.append(json.dumps(ch.value(), default=str).encode("utf-8", "surrogatepass"))
+    elif op == 2:
+        lines.append(bytes(ch.integer(0, 255) for _ in range(ch.integer(0, 64))))
+    data = gzip.compress(b"\n".join(lines), mtime=0)
+    cut = ch.integer(0, 3)
+    if cut == 0:
+        data = data[: ch.integer(0, len(data))]
+    elif cut == 1:
+        i = ch.integer(0, len(data) - 1)
+        data = data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:]
+    path = folder / "corpus.jsonl.gz"
+    path.write_bytes(data)
+    return ["conformance", str(path)]
+
+
+KINDS.update({"report": report_case, "tokenizer": tokenizer_case, "conformance": conformance_case})
+
+
 def command_args(argv: list[str], folder: Path) -> list[str]:
     """View / lint as given; ``run`` only plans (``--dry-run``) so no model is needed."""
     if argv[0] == "view":
@@ -350,15 +469,17 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", type=int, default=5, help="Print this many raw tracebacks / hangs.")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="Comma-separated case kinds (default: all).")
     args = ap.parse_args()
+    kinds_run = [k for k in args.kinds.split(",") if k in KINDS] or list(KINDS)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
     rng = random.Random(args.seed)
     counts: Counter = Counter()
-    per_kind: dict[str, Counter] = {k: Counter() for k in KINDS}
+    per_kind: dict[str, Counter] = {k: Counter() for k in kinds_run}
     bad: list[tuple] = []
     start = time.perf_counter()
     for i in range(args.cases):
-        kind = list(KINDS)[i % len(KINDS)]
+        kind = kinds_run[i % len(kinds_run)]
         outcome, argv, _code, last = one(Chooser(rng), kind)
         counts[outcome] += 1
         per_kind[kind][outcome] += 1

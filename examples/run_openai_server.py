@@ -52,7 +52,7 @@ models = [
         kind="api",                     # chat messages to /v1/chat/completions; kind="lm" sends text to /v1/completions
         base_url="http://127.0.0.1:8000/v1",
         model="served-model-name",      # the name the server knows the model by (vLLM: the path you served)
-        key="EMPTY",                    # or "ENV" to read OPENAI_API_KEY
+        key="EMPTY",                    # or "ENV": OPENAI_API_KEY, sent only with --allow-env OPENAI_API_KEY
         batch_size=16,                  # concurrent requests
         query_per_second=None,          # optional rate limit (requests per second)
         retry=6,                        # retries on 429 / 5xx / timeouts, with backoff + jitter, honouring Retry-After

@@ -130,6 +130,13 @@ class BudgetError(SandboxError):
     code = "PW150"
 
 
+class SecretRefusedError(SandboxError):
+    """A config asked for an environment variable the env rule refuses (a credential-looking name, or any
+    variable sent as an API key) and the user did not allow it with ``--allow-env NAME``."""
+
+    code = "PW145"
+
+
 class UnsupportedError(ConfigError):
     """A reference class or form that promptweave does not implement (named, never silently replaced)."""
 
@@ -147,6 +154,12 @@ class LoaderError(DataError):
     """A reference loader class is unknown, or its files do not have the layout it expects."""
 
     code = "PW220"
+
+
+class CorpusError(DataError):
+    """A conformance corpus file cannot be read: not gzip, corrupt, a line too long, a line that is not a case."""
+
+    code = "PW230"
 
 
 # -- evaluation (evaluators, postprocessors, LLM judges) --

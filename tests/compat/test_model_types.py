@@ -14,6 +14,7 @@ from promptweave.errors import ConfigError, UnsupportedError
 from promptweave.models import build_model, generation_params
 from promptweave.models.hf import HFModel
 from promptweave.models.openai_compat import OpenAICompatModel
+from promptweave.sandbox.env import env_policy
 
 # every type= used by opencompass 0.5.4's configs/models and AISBench's configs/models
 USED = ["HuggingFacewithChatTemplate", "HuggingFaceBaseModel", "TurboMindModelwithChatTemplate", "HuggingFaceCausalLM",
@@ -65,8 +66,9 @@ def test_chat_template_model_loads_on_transformers_and_answers_messages(tiny_mod
 
 def test_openai_types_take_their_arguments(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    m = build_model({"type": "OpenAI", "abbr": "gpt", "path": "gpt-4o", "key": "ENV", "query_per_second": 1,
-                     "openai_api_base": "http://127.0.0.1:9/v1", "batch_size": 8, "max_seq_len": 4096})
+    with env_policy(["OPENAI_API_KEY"]):  # key='ENV' sends the variable the user allowed (--allow-env)
+        m = build_model({"type": "OpenAI", "abbr": "gpt", "path": "gpt-4o", "key": "ENV", "query_per_second": 1,
+                         "openai_api_base": "http://127.0.0.1:9/v1", "batch_size": 8, "max_seq_len": 4096})
     assert isinstance(m, OpenAICompatModel) and (m.model, m.rpm, m.concurrency, m.api_key) == ("gpt-4o", 60.0, 8, "k")
     ais = build_model({"type": "VLLMCustomAPI", "abbr": "svc", "path": "", "model": "served", "host_ip": "127.0.0.1",
                        "host_port": 9, "retry": 2, "batch_size": 4})

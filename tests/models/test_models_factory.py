@@ -7,16 +7,22 @@ from promptweave.models import build_model, generation_params
 from promptweave.models.base import ScoringModel, TextModel
 from promptweave.models.hf import HFModel
 from promptweave.models.openai_compat import OpenAICompatModel
+from promptweave.sandbox.env import env_policy
 
 
 def test_openai_config_in_opencompass_form(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
-    m = build_model({"type": "opencompass.models.OpenAISDK", "abbr": "qwen-api", "path": "qwen2",
-                     "openai_api_base": "http://127.0.0.1:9/v1/chat/completions", "key": "ENV",
-                     "query_per_second": 2, "retry": 3, "batch_size": 32})
+    with env_policy(["OPENAI_API_KEY"]):  # key='ENV' sends the variable the user allowed (--allow-env)
+        m = _build_sdk()
     assert isinstance(m, OpenAICompatModel)
     assert (m.name, m.model, m.base_url, m.api_key) == ("qwen-api", "qwen2", "http://127.0.0.1:9/v1", "from-env")
     assert (m.rpm, m.max_retries, m.concurrency) == (120.0, 3, 32)
+
+
+def _build_sdk():
+    return build_model({"type": "opencompass.models.OpenAISDK", "abbr": "qwen-api", "path": "qwen2",
+                        "openai_api_base": "http://127.0.0.1:9/v1/chat/completions", "key": "ENV",
+                        "query_per_second": 2, "retry": 3, "batch_size": 32})
 
 
 def test_hf_config_with_meta_template_eos(tiny_model_dir) -> None:

@@ -21,6 +21,9 @@ def run_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Plan and show the tasks; load no model, send nothing."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
+    allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
+                                                  "credential-looking environment variable, or send it as a model's "
+                                                  "API key (key='ENV' / api_key_env); repeatable."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     on_row_error: str = typer.Option("wrong", "--on-row-error", help="A row whose request still fails after its "
                                      "retries: 'wrong' (default: scored as incorrect, counted in the results), "
@@ -71,9 +74,15 @@ def run_cmd(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            from promptweave.sandbox.env import set_policy
+
+            set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+            from promptweave.models.factory import check_api_keys
+
+            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, before planning or sending anything
             if executor not in ("local", "ray"):
                 from promptweave.errors import ConfigError
 
@@ -117,9 +126,12 @@ def run_cmd(
             err.print(f"will fail: {t.dataset} × {t.model_name}: {t.settings['refused']}", style="yellow",
                       markup=False, soft_wrap=True)
         # sandbox hook (owned by reliability): environment variables the config read, shown, never their values
-        if cfg.env_reads:
+        from promptweave.sandbox.env import env_reads
+
+        reads = {**cfg.env_reads, **env_reads()}  # the config's own reads and the API keys its models asked for
+        if reads:
             console.print("config read env: " + ", ".join(
-                f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
+                f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(reads.items())))
         return
     try:  # bridge hook: a reference class read from an unimportable package cannot score; say so before sending
         from promptweave.compat.bridge import check_runnable

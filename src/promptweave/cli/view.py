@@ -31,6 +31,9 @@ def view_cmd(
     compare: bool = typer.Option(False, "--compare", help="Two models (-m A -m B) side by side, or one model's "
                                  "meta template vs its tokenizer's chat template; differences marked."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
+    allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
+                                                  "credential-looking environment variable, or send it as a model's "
+                                                  "API key (key='ENV' / api_key_env); repeatable."),
     # eval hook (eval helper): judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
@@ -55,6 +58,9 @@ def view_cmd(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            from promptweave.sandbox.env import set_policy
+
+            set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)

@@ -19,6 +19,7 @@ from typing import Any
 from promptweave.errors import PromptweaveError, PromptweaveWarning
 from promptweave.render.chat_template import (
     ChatTemplate,
+    check_tokenizer_folder,
     load_chat_template,
     render_with_chat_template,
     segments_of,
@@ -112,8 +113,9 @@ class FinalModel:
                 self.tokenizer_path = None
                 return None
             try:
-                self._tokenizer = AutoTokenizer.from_pretrained(self.tokenizer_path)
-            except (OSError, ValueError) as exc:
+                # the tokenizer folder is untrusted: no file in it may lead outside it (checked before transformers)
+                self._tokenizer = AutoTokenizer.from_pretrained(str(check_tokenizer_folder(self.tokenizer_path)))
+            except (OSError, ValueError, PromptweaveError) as exc:
                 _warn(f"model {self.spec.abbr}: cannot load its tokenizer from {self.tokenizer_path}: {exc}")
                 self.tokenizer_path = None
         return self._tokenizer

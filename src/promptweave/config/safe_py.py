@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from promptweave.sandbox.imports import (
     reference_roots,
     within,
 )
-from promptweave.sandbox.modules import looks_secret
+from promptweave.sandbox.env import read_env
 from promptweave.sandbox.refs import ClassRef, ModuleRef
 
 __all__ = ["ClassRef", "ModuleRef", "SafeConfigLoader", "load_py_config"]
@@ -174,13 +173,7 @@ class ConfigHost(Host):
     def env_get(self, name: Any, default: Any = None) -> Any:
         if not isinstance(name, str):
             raise TypeError("environment variable names are strings")
-        if looks_secret(name):
-            raise SandboxError(f"reading the environment variable {name!r} is refused in safe mode: its name looks "
-                               "like a credential (--trust-config would run it as Python)",
-                               file=self.loader.meter.where)
-        value = os.environ.get(name)
-        self.loader.env_reads[name] = value is not None
-        return default if value is None else value
+        return read_env(name, default, file=self.loader.meter.where or None, reads=self.loader.env_reads)
 
     def _inside(self, path: Any, what: str) -> Path:
         if not isinstance(path, str):

@@ -13,17 +13,57 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from promptweave.conformance.outcome import Outcome, Unsupported
 from promptweave.conformance.registry import checker_for
+from promptweave.errors import CorpusError
+
+
+# The largest case of the shipped corpora is ~70 KB; a line past this is refused unread (a corpus is input).
+MAX_CASE_BYTES = 64_000_000
+
+
+def _raw_lines(fh: Any, path: Path) -> Iterator[tuple[int, bytes]]:
+    """Lines of a (decompressed) binary stream, each read with the length cap, never the whole line at once."""
+    lineno = 0
+    while True:
+        line = fh.readline(MAX_CASE_BYTES + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > MAX_CASE_BYTES:
+            raise CorpusError(f"a line longer than {MAX_CASE_BYTES} bytes; a corpus holds one case per line",
+                              file=f"{path}:{lineno}", expected="the corpus format of SCHEMA.md")
+        yield lineno, line
 
 
 def iter_cases(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                case = json.loads(line)
+    """The cases of a corpus file (gzip JSONL), streamed; any fault in the file is a typed CorpusError."""
+    import zlib
+
+    lineno = 0
+    try:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+            for lineno, raw in _raw_lines(fh, path):
+                if not raw.strip():
+                    continue
+                try:
+                    case = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    raise CorpusError(f"not UTF-8 text: {exc.reason}", file=f"{path}:{lineno}") from None
+                except ValueError as exc:
+                    raise CorpusError(f"not JSON: {exc}", file=f"{path}:{lineno}",
+                                      expected="one JSON case per line") from None
+                except RecursionError:
+                    raise CorpusError("JSON nested too deeply", file=f"{path}:{lineno}") from None
+                if not isinstance(case, dict):
+                    raise CorpusError("a case must be a JSON object", file=f"{path}:{lineno}",
+                                      value=type(case).__name__, expected="one JSON object per line")
                 case.setdefault("_file", path.name)
                 case.setdefault("_line", lineno)
                 yield case
+    except (EOFError, zlib.error) as exc:  # a gzip stream cut short or corrupt inside
+        raise CorpusError(f"the gzip stream is corrupt: {exc}", file=f"{path}:{lineno + 1}") from None
+    except OSError as exc:  # gzip.BadGzipFile included
+        raise CorpusError(f"cannot read the corpus: {exc.strerror or exc}", file=str(path),
+                          expected="a gzip-compressed JSONL corpus") from None
 
 
 def _has_braces(value: Any) -> bool:
@@ -81,6 +121,7 @@ def run_cases(cases: Iterable[dict[str, Any]], report: Report | None = None) -> 
     report = report or Report()
     for case in cases:
         suite, kind = case.get("suite", "?"), case.get("kind", "?")
+        suite, kind = (v if isinstance(v, str) else repr(v)[:40] for v in (suite, kind))  # a corpus is input
         check = checker_for(suite, kind)
         adversarial = is_adversarial(case)
         if check is None:

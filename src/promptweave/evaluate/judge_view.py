@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,8 +9,10 @@ from typing import Any
 from promptweave.errors import JudgeError
 
 
-def _safe(name: str) -> str:  # the run's file naming (run/execute.py)
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+def _safe(name: str) -> str:  # the run's file naming (promptweave/filenames.py)
+    from promptweave.filenames import file_name
+
+    return file_name(name)
 
 
 def judge_records(workdir: Path, model: str, dataset: str, indices: Sequence[int] | None) -> list[dict[str, Any]]:

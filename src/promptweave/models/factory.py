@@ -5,10 +5,9 @@ model config). Only the backend is built here; prompts are the engine's business
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
-from promptweave.errors import ConfigError, UnsupportedError
+from promptweave.errors import ConfigError, PromptweaveError, UnsupportedError
 from promptweave.models.base import GenerationParams
 
 from promptweave.compat.models import MODEL_TYPES, resolve_model_type
@@ -103,6 +102,62 @@ def _api_url(cfg: Any) -> Any:
     return url
 
 
+def api_key(cfg: Any, url: Any, where: str = "models[]") -> str | None:
+    """The key sent to an API model: a literal ``key`` from the config, or an environment variable the *user*
+    named with ``--allow-env``.
+
+    ``key='ENV'`` and ``api_key_env='NAME'`` ask for a variable (``OPENAI_API_KEY`` by default), which goes
+    through the env rule as a credential: refused unless the command line allowed that exact name. A config
+    that names no key sends none, unless the user allowed ``OPENAI_API_KEY`` (OpenCompass's default).
+    """
+    from promptweave.sandbox.env import current_policy, read_env
+
+    key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
+    named = cfg_get(cfg, "api_key_env")
+    if key and key != "ENV" and not named:
+        return str(key)  # written in the config itself: no environment read
+    var = named or "OPENAI_API_KEY"
+    if not (key == "ENV" or named) and not current_policy().allows(var):
+        return None  # nothing asked for, nothing allowed: no key (local servers need none)
+    field = f"{where}.api_key_env" if named else f"{where}.key"
+    return read_env(var, credential=True, purpose=f"the API key sent to {url}", field=field)
+
+
+def _judge_cfgs(config: Any, dataset_ids: Any) -> list[tuple[str, Any]]:
+    """(where, model config) of every LLM judge the selected datasets may call."""
+    variables = getattr(config, "variables", {}) or {}
+    out = [(f"judge_models[{k}]", m) for k, m in enumerate(variables.get("judge_models") or [])
+           if isinstance(m, Mapping)]
+    stack = [(f"datasets[{i}].eval_cfg", config.datasets[i].get("eval_cfg")) for i in dataset_ids or ()]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k == "judge_cfg" and isinstance(v, Mapping) and v:
+                    out.append((f"{where}.judge_cfg", v))
+                stack.append((f"{where}.{k}", v))
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{n}]", v) for n, v in enumerate(node))
+    return out
+
+
+def check_api_keys(config: Any, model_ids: Any, dataset_ids: Any = ()) -> None:
+    """Apply the env rule to the API key of each selected model, and of the judges the selected datasets may
+    call, before anything is planned or sent: ``lint``, ``run --dry-run`` and ``run`` refuse the same config the
+    same way (and the dry run lists the reads)."""
+    targets = [(f"models[{j}]", config.models[j]) for j in model_ids] + _judge_cfgs(config, dataset_ids)
+    for where, mcfg in targets:
+        try:
+            backend = resolve_model_type(mcfg).backend
+        except PromptweaveError:
+            continue  # planning reports a bad model type in its own words
+        try:
+            if backend == "openai":
+                api_key(mcfg, _api_url(mcfg), where=where)
+        except PromptweaveError as exc:
+            raise (exc.at(file=str(config.path)) if exc.file is None else exc) from None
+
+
 def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -> Any:
     """A model backend from its config (type resolved by ``compat.models``); typed errors name the bad field."""
     mt = resolve_model_type(cfg)
@@ -117,9 +172,7 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
         if not url:
             raise ConfigError("an API model needs base_url (or openai_api_base)", field="models[].base_url",
                               value=name)
-        key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
-        if key == "ENV" or not key:
-            key = os.environ.get(cfg_get(cfg, "api_key_env") or "OPENAI_API_KEY")
+        key = api_key(cfg, url)
         qps = cfg_get(cfg, "query_per_second")
         kw: dict[str, Any] = dict(
             name=name,
@@ -195,6 +248,16 @@ def load_token_counter(cfg: Any) -> Any:
                           field="models[].tokenizer_path", value=path) from exc
     from promptweave.models.hf import token_counter
 
+    from pathlib import Path
+
+    if Path(str(path)).expanduser().is_dir():  # a local tokenizer folder is input: no file may link out of it
+        from promptweave.render.chat_template import check_tokenizer_folder
+
+        try:
+            check_tokenizer_folder(path)
+        except PromptweaveError as exc:
+            raise ConfigError(exc.message, file=exc.file, field="models[].tokenizer_path",
+                              expected="the tokenizer's own files, copied into the folder") from None
     try:
         tok = AutoTokenizer.from_pretrained(str(path), revision=cfg_get(cfg, "revision"),
                                             **dict(cfg_get(cfg, "tokenizer_kwargs") or {}))

@@ -1,14 +1,18 @@
 """Rendering chat messages through a Hugging Face tokenizer's ``chat_template`` (no model weights).
 
 The template is Jinja from the model's repository, so it is untrusted: it runs in one
-cached :class:`jinja2.sandbox.ImmutableSandboxedEnvironment`, set up the way
+cached :class:`~promptweave.render.jinja_budget.BudgetedEnvironment` (jinja2's
+``ImmutableSandboxedEnvironment`` inside step, size, depth and integer budgets, no
+``include``/``import``/``extends``), set up the way
 transformers sets up its own (``trim_blocks``/``lstrip_blocks``, loop controls, a
 ``{% generation %}`` block, ``raise_exception``, ``strftime_now``, a ``tojson`` that does
 not HTML-escape, a ``dict`` and a ``namespace`` without dunder access), so a template
 renders here exactly as ``tokenizer.apply_chat_template(..., tokenize=False)`` renders it.
 
 Only the tokenizer files are read (``tokenizer_config.json``, ``chat_template.jinja``,
-``chat_template.json``, ``special_tokens_map.json``); transformers is not needed.
+``chat_template.json``, ``special_tokens_map.json``), and only inside the tokenizer folder: a
+symlink that resolves elsewhere is refused, except the Hugging Face cache's own links from
+``snapshots/<rev>/`` into the same repository's ``blobs/``. transformers is not needed.
 """
 from __future__ import annotations
 
@@ -62,38 +66,113 @@ def _pick_template(value: Any, origin: str) -> str | None:
                             field="chat_template", value=type(value).__name__)
 
 
+MAX_TOKENIZER_FILE_BYTES = 64_000_000  # the largest real tokenizer_config.json files are a few MB
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def tokenizer_file(root: Path, name: str) -> Path | None:
+    """``root/name`` if it is a regular file inside the tokenizer folder (None when absent), else a typed refusal.
+
+    ``root`` is the resolved folder. A file may be a symlink only into that folder or, for a
+    Hugging Face cache snapshot (``<repo>/snapshots/<rev>/``), into the same repository's ``blobs/``.
+    """
+    path = root / name
+    if not path.is_symlink() and not path.exists():
+        return None
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a dangling link or a link loop
+        raise ChatTemplateError(f"the tokenizer file is a link that resolves nowhere: {exc}", file=str(path),
+                                field="tokenizer_path", expected="a regular file in the tokenizer folder") from None
+    blobs = root.parent.parent / "blobs" if root.parent.name == "snapshots" else None
+    if not (_inside(real, root) or (blobs is not None and _inside(real, blobs))):
+        raise ChatTemplateError("the tokenizer file is a link to a file outside the tokenizer folder; tokenizer "
+                                "files are read only inside it (Hugging Face cache links into the same "
+                                "repository's blobs/ excepted)", file=str(path), field="tokenizer_path",
+                                expected="the tokenizer's own files, copied into the folder")
+    if not real.is_file():
+        raise ChatTemplateError("the tokenizer file is not a regular file", file=str(path), field="tokenizer_path")
+    size = real.stat().st_size
+    if size > MAX_TOKENIZER_FILE_BYTES:
+        raise ChatTemplateError(f"the tokenizer file is {size} bytes (at most {MAX_TOKENIZER_FILE_BYTES} are read)",
+                                file=str(path), field="tokenizer_path")
+    return real
+
+
+def check_tokenizer_folder(folder: str | Path) -> Path:
+    """The resolved tokenizer folder, once every file in it passed :func:`tokenizer_file` (before transformers
+    reads any of them)."""
+    root = _resolved_folder(folder)
+    try:
+        names = sorted(p.name for p in root.iterdir())
+    except OSError as exc:
+        raise ChatTemplateError(f"cannot list the tokenizer folder: {exc.strerror or exc}", file=str(root),
+                                field="tokenizer_path") from None
+    for name in names:
+        if not (root / name).is_dir() or (root / name).is_symlink():
+            tokenizer_file(root, name)
+    return root
+
+
+def _resolved_folder(folder: str | Path) -> Path:
+    try:
+        root = Path(folder).expanduser().resolve(strict=True)
+    except (OSError, RuntimeError):
+        root = None
+    if root is None or not root.is_dir():
+        raise ChatTemplateError("no tokenizer folder here", file=str(folder), field="tokenizer_path",
+                                expected="a local folder with tokenizer_config.json (the model's tokenizer files)")
+    return root
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ChatTemplateError(f"cannot read the tokenizer file: {exc}", file=str(path),
+                                expected="UTF-8 text") from None
+
+
 def _read_json(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(_read_text(path))
+    except ValueError as exc:
         raise ChatTemplateError(f"cannot read the tokenizer file: {exc}", file=str(path),
+                                expected="valid JSON") from None
+    except RecursionError:
+        raise ChatTemplateError("the tokenizer file nests too deeply to read", file=str(path),
                                 expected="valid JSON") from None
     return data if isinstance(data, dict) else {}
 
 
 @lru_cache(maxsize=64)
 def _load_folder(folder: str) -> ChatTemplate | None:
-    root = Path(folder)
-    if not root.is_dir():
-        raise ChatTemplateError("no tokenizer folder here", file=folder, field="tokenizer_path",
-                                expected="a local folder with tokenizer_config.json (the model's tokenizer files)")
-    config_path = root / "tokenizer_config.json"
-    config = _read_json(config_path) if config_path.is_file() else {}
-    source, origin = None, str(config_path)
+    root = _resolved_folder(folder)
+    config_path = tokenizer_file(root, "tokenizer_config.json")
+    config = _read_json(config_path) if config_path else {}
+    source, origin = None, str(root / "tokenizer_config.json")
     # newer saves keep the template in its own file; it takes precedence, as in transformers
-    if (root / "chat_template.jinja").is_file():
+    jinja_file, json_file = tokenizer_file(root, "chat_template.jinja"), tokenizer_file(root, "chat_template.json")
+    if jinja_file:
         origin = str(root / "chat_template.jinja")
-        source = (root / "chat_template.jinja").read_text(encoding="utf-8")
-    elif (root / "chat_template.json").is_file():
+        source = _read_text(jinja_file)
+    elif json_file:
         origin = str(root / "chat_template.json")
-        source = _pick_template(_read_json(root / "chat_template.json").get("chat_template"), origin)
+        source = _pick_template(_read_json(json_file).get("chat_template"), origin)
     else:
         source = _pick_template(config.get("chat_template"), origin)
     if source is None:
         return None
     special: dict[str, str] = {}
-    stm = root / "special_tokens_map.json"
-    for src in ((_read_json(stm) if stm.is_file() else {}), config):
+    stm = tokenizer_file(root, "special_tokens_map.json")
+    for src in ((_read_json(stm) if stm else {}), config):
         for name in SPECIAL_TOKEN_NAMES:
             text = _token_text(src.get(name))
             if text is not None:
@@ -107,7 +186,7 @@ def load_chat_template(tokenizer_path_or_obj: Any) -> ChatTemplate | None:
     if isinstance(obj, ChatTemplate):
         return obj
     if isinstance(obj, (str, Path)):
-        return _load_folder(str(Path(obj).expanduser().resolve()))
+        return _load_folder(str(_resolved_folder(obj)))
     tpl = getattr(obj, "chat_template", None)
     if tpl is None:
         return None
@@ -132,7 +211,8 @@ class _TemplateDict:
 def _environment() -> Any:
     import jinja2
     import jinja2.ext
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from promptweave.render.jinja_budget import BudgetedEnvironment
 
     class Generation(jinja2.ext.Extension):
         # ``{% generation %}...{% endgeneration %}`` marks assistant text for training masks; it renders its body
@@ -174,9 +254,8 @@ def _environment() -> Any:
     def strftime_now(fmt: str) -> str:
         return datetime.now().strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[Generation, jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
+    env = BudgetedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols])
+    env.add_filter("tojson", tojson)
     env.globals.update(raise_exception=raise_exception, strftime_now=strftime_now, dict=_TemplateDict(),
                        namespace=Namespace)
     return env
@@ -186,11 +265,20 @@ def _environment() -> Any:
 def _compiled(source: str, origin: str) -> Any:
     import jinja2
 
+    from promptweave.render.jinja_budget import TemplateRefused
+
     try:
         return _environment().from_string(source)
+    except TemplateRefused as exc:
+        raise ChatTemplateError(f"the chat template is refused: {exc.message}", file=f"{origin}:{exc.lineno}",
+                                field="chat_template", expected="the template the model's repository ships") from None
     except jinja2.TemplateSyntaxError as exc:
         raise ChatTemplateError(f"the chat template is not valid Jinja: {exc.message}",
                                 file=f"{origin}:{exc.lineno}", field="chat_template",
+                                expected="the template the model's repository ships") from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:  # huge literals, deep nesting
+        raise ChatTemplateError(f"the chat template cannot be compiled: {type(exc).__name__}: {exc}"[:300],
+                                file=origin, field="chat_template",
                                 expected="the template the model's repository ships") from None
 
 
@@ -256,13 +344,22 @@ def render_with_chat_template(messages: Any, tokenizer_path_or_obj: Any, add_gen
         raise ChatTemplateError("no messages to render", field="messages", value=messages)
     kwargs = {**tpl.special_tokens, **_plain(template_kwargs)}
     compiled = _compiled(tpl.source, tpl.origin)
+    from promptweave.render.jinja_budget import render_budgeted
+
     try:
-        return compiled.render(messages=msgs, tools=None, documents=None,
+        return render_budgeted(compiled, tpl.origin, messages=msgs, tools=None, documents=None,
                                add_generation_prompt=add_generation_prompt, **kwargs)
+    except ChatTemplateError:
+        raise  # a budget refusal, already naming the template and the budget
     except jinja2.TemplateError as exc:
         raise ChatTemplateError(f"the chat template refused these messages: {exc}", file=tpl.origin,
                                 field="chat_template",
                                 expected="messages in the roles and order the template accepts") from None
+    except Exception as exc:  # noqa: BLE001 - the template is input: whatever it raises is its fault, not ours
+        reason = "nests macro calls too deeply" if isinstance(exc, RecursionError) else f"raised {type(exc).__name__}"
+        raise ChatTemplateError(f"the chat template {reason}: {str(exc)[:200]}", file=tpl.origin,
+                                field="chat_template",
+                                expected="the template the model's repository ships") from None
 
 
 def has_chat_template(tokenizer_path_or_obj: Any) -> bool:
@@ -294,6 +391,7 @@ def segments_of(rendered_text: str, messages: Sequence[Mapping[str, Any]]) -> li
 
 __all__ = [
     "ChatTemplate",
+    "check_tokenizer_folder",
     "has_chat_template",
     "hf_messages",
     "load_chat_template",

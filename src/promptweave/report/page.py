@@ -36,14 +36,25 @@ def _template() -> Any:
     return env.from_string(_asset("report.html.j2"))
 
 
+def _json(obj: Any, **kw: Any) -> str:
+    """JSON the browser's JSON.parse accepts: NaN and infinities (Python's json reads them from a work dir's
+    files) become null rather than tokens that would stop the whole page from loading."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, default=str, allow_nan=False, **kw)
+    except ValueError:
+        text = json.dumps(obj, ensure_ascii=False, default=str, **kw)
+        return json.dumps(json.loads(text, parse_constant=lambda _: None), ensure_ascii=False, **kw)
+
+
 def _blob(obj: Any) -> str:
-    raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    # a lone surrogate read from an edited predictions file ("\\ud800") cannot be UTF-8: it shows as U+FFFD
+    raw = _json(obj, separators=(",", ":")).encode("utf-8", "replace")
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
 def _script_json(obj: Any) -> str:
     # inside <script> only "</" and line separators can end or break it; escape "<" wholesale
-    text = json.dumps(obj, ensure_ascii=False, default=str)
+    text = _json(obj)
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
@@ -127,6 +138,6 @@ def write_report(workdirs: Sequence[str | Path], out: str | Path) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
+    tmp.write_text(html, encoding="utf-8", errors="replace")  # lone surrogates from the work dir's files
     tmp.replace(out)
     return out

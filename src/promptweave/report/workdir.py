@@ -69,19 +69,59 @@ class WorkDir:
         return None
 
 
+# A work dir is input like any other: results and predictions may be edited, copied or hostile.
+MAX_JSON_FILE_BYTES = 256_000_000
+MAX_LINE_CHARS = 64_000_000  # one predictions row; a longer line is reported, not read
+
+
 def _read_json(path: Path, problems: list[str]) -> Any:
     try:
+        if path.stat().st_size > MAX_JSON_FILE_BYTES:
+            problems.append(f"{path}: unreadable (larger than {MAX_JSON_FILE_BYTES} bytes)")
+            return None
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         problems.append(f"{path}: unreadable ({exc})")
+        return None
+    except RecursionError:
+        problems.append(f"{path}: unreadable (JSON nested too deeply)")
         return None
 
 
 def _numeric(metrics: Any) -> dict[str, float]:
     if not isinstance(metrics, dict):
         return {}
-    return {str(k): float(v) for k, v in metrics.items()
-            if k not in METRIC_SKIP and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    out = {}
+    for k, v in metrics.items():
+        if k in METRIC_SKIP or not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        try:
+            out[str(k)] = float(v)
+        except OverflowError:  # an integer past float range is no score: left out, as a non-number is
+            continue
+    return out
+
+
+def _confined(path: Path | None, root: Path, problems: list[str]) -> Path | None:
+    """``path`` if it is a regular file inside the work dir (links resolved), else None with the reason noted:
+    the report embeds predictions only from its own work dir."""
+    if path is None:
+        return None
+    try:
+        real = path.resolve(strict=True)
+        home = root.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # dangling links, link loops
+        problems.append(f"{path}: predictions not read ({exc})")
+        return None
+    try:
+        real.relative_to(home)
+    except ValueError:
+        problems.append(f"{path}: predictions not read: the file is outside the work dir {root}")
+        return None
+    if not real.is_file():
+        problems.append(f"{path}: predictions not read: not a regular file")
+        return None
+    return real
 
 
 def load_workdir(path: str | Path) -> WorkDir:
@@ -136,9 +176,10 @@ def load_workdir(path: str | Path) -> WorkDir:
             t = tasks.setdefault((f.parent.name, f.stem), TaskResult(f.parent.name, f.stem, status="no results"))
         t.predictions = f
     for t in tasks.values():  # a path from another machine or a moved work dir: look beside the results
-        if t.predictions is not None and not t.predictions.is_file():
+        if t.predictions is not None and not _is_file(t.predictions):
             local = root / "predictions" / _slug(t.model) / f"{_slug(t.dataset)}.jsonl"
-            t.predictions = local if local.is_file() else None
+            t.predictions = local if _is_file(local) else None
+        t.predictions = _confined(t.predictions, root, problems)
     if not tasks:
         raise ReportError("the work dir holds no results or predictions", file=str(root),
                           expected="a folder written by `promptweave run -w`")
@@ -146,34 +187,70 @@ def load_workdir(path: str | Path) -> WorkDir:
 
 
 def _slug(name: str) -> str:
-    import re
+    from promptweave.filenames import file_name  # the run's own file naming
 
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+    return file_name(name)
 
 
 def _same(a: Path, b: Path, root: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a link loop
         return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _lines(fh: Any) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) per line; None for a line longer than MAX_LINE_CHARS, which is skipped unread."""
+    n = 0
+    while True:
+        line = fh.readline(MAX_LINE_CHARS)
+        if not line:
+            return
+        n += 1
+        if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+            while line and not line.endswith("\n"):  # drop the rest of the line in bounded pieces
+                line = fh.readline(1 << 20)
+            yield n, None
+            continue
+        yield n, line
 
 
 def iter_predictions(path: Path | None, problems: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """The rows of a predictions file; an unreadable line becomes a row with its ``error`` (nothing is dropped)."""
     if path is None:
         return
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+    try:
+        fh = open(path, encoding="utf-8", errors="replace")
+    except OSError as exc:
+        if problems is not None:
+            problems.append(f"{path}: unreadable ({exc.strerror or exc})")
+        return
+    with fh:
+        for n, line in _lines(fh):
+            if line is None:
+                why = f"longer than {MAX_LINE_CHARS} characters"
+            elif not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                if problems is not None:
-                    problems.append(f"{path}:{n}: not JSON ({exc})")
-                yield {"index": None, "error": f"line {n} of the predictions file is not JSON: {exc}"}
-                continue
-            yield row if isinstance(row, dict) else {"index": None, "output": row}
+            else:
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    why = f"not JSON ({exc})"
+                except RecursionError:
+                    why = "JSON nested too deeply"
+                else:
+                    yield row if isinstance(row, dict) else {"index": None, "output": row}
+                    continue
+            if problems is not None:
+                problems.append(f"{path}:{n}: {why}")
+            yield {"index": None, "error": f"line {n} of the predictions file is unreadable: {why}"}
 
 
 def run_metadata(root: Path, problems: list[str]) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import json
 import os
-import re
 import tempfile
 import warnings
 from array import array
@@ -19,6 +18,7 @@ from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
 from promptweave.infer.records import RecordChunk, to_jsonable
 from promptweave.run.lock import workdir_lock
+from promptweave.filenames import file_name
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
@@ -28,7 +28,7 @@ concurrency stays busy (a batch's slowest request holds the next batch back only
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
+    return file_name(name)  # long names shortened with a hash (promptweave/filenames.py)
 
 
 def predictions_path(workdir: Path, task: Task) -> Path:

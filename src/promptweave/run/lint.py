@@ -133,6 +133,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             cfg, dataset_file = load_for_lint(path, trust=trust)
             ds_ids = select(cfg.dataset_abbrs(), datasets, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), models, "model", cfg)
+            from promptweave.models.factory import check_api_keys
+
+            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, as run checks it
         except PromptweaveError as exc:
             report.add(exc)
             return report

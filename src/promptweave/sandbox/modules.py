@@ -50,17 +50,6 @@ class Environ:
 
 ENVIRON = Environ()
 
-# Environment variables safe mode never reads, whoever names them: credentials belong to the
-# model config's own key handling (``key='ENV'``), not to strings a config could send anywhere.
-_SECRET_PARTS = frozenset({"KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
-                           "CREDENTIAL", "CREDENTIALS", "AUTH", "PRIVATE", "COOKIE", "SESSION", "APIKEY"})
-
-
-def looks_secret(name: str) -> bool:
-    parts = name.upper().replace("-", "_").split("_")
-    return any(p in _SECRET_PARTS for p in parts) or "APIKEY" in name.upper()
-
-
 def build(interp: Interpreter) -> dict[str, Namespace]:
     """The pure modules, bound to one interpreter's meter and host."""
     meter = interp.meter

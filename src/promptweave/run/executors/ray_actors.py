@@ -239,15 +239,18 @@ class ShardWorker:
     """One model replica: the model is loaded once; shards of every dataset for it are fed in."""
 
     def __init__(self, config: Any, model_index: int, *, allow_code: bool, limit: int | None, store: Any,
-                 limited: bool = False, name: str = "") -> None:
+                 limited: bool = False, name: str = "", env: Any = None) -> None:
         from promptweave.models.factory import build_model
+        from promptweave.sandbox.env import env_policy
 
         self.config = config
         self.j = model_index
         self.allow_code = allow_code
         self.limit = limit
         self.cache = RemoteCache(store)
-        self.model = build_model(config.models[model_index])
+        # the driver's --allow-env list: a worker process starts with the default (nothing allowed)
+        with env_policy(getattr(env, "allowed", ()), trusted=getattr(env, "trusted", False)):
+            self.model = build_model(config.models[model_index])
         if limited and hasattr(self.model, "run_batch"):
             _limit_batches(self.model, store, model_index, name)
         self.datasets: dict[int, Any] = {}

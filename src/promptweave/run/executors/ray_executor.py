@@ -134,8 +134,12 @@ class RayExecutor:
             return ray
         import logging
 
+        from promptweave.run.executors.ray_preflight import check_local_start, start_failure
+
         if self.address:
             self._reachable(self.address)
+        else:
+            check_local_start()  # too little memory: refused now, not after Ray's startup timeout
         try:
             if self.address:
                 ray.init(address=self.address, namespace=NAMESPACE, logging_level=logging.WARNING,
@@ -144,6 +148,9 @@ class RayExecutor:
                 ray.init(address="local", num_cpus=self.local_cpus, include_dashboard=False, namespace=NAMESPACE,
                          _node_ip_address="127.0.0.1", logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
+            if not self.address:
+                ray.shutdown()  # whatever half-started goes down with the run
+                raise start_failure(exc, None) from None
             hint = "check the address (ray start --head prints it)"
             if self.address and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
                 # Ray turns token auth on for a cluster found on this machine, never for an explicit address
@@ -152,24 +159,18 @@ class RayExecutor:
                          "RAY_AUTH_TOKEN_PATH")
             raise DistributedError(f"could not {'join the Ray cluster' if self.address else 'start Ray'}: "
                                    f"{str(exc).strip()}; {hint}", field="--address", value=self.address) from None
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its processes do not come up
+            ray.shutdown()
+            raise start_failure(exc, self.address) from None
         self.started = True
         return ray
 
     @staticmethod
     def _reachable(address: str) -> None:
-        """Refuse at once when nothing listens at a ``host:port`` address (Ray itself would wait for minutes)."""
-        import socket
+        """Refuse at once when no Ray head answers at a ``host:port`` address (Ray itself would wait for minutes)."""
+        from promptweave.run.executors.ray_preflight import probe_address
 
-        host, sep, port = address.rpartition(":")
-        if not sep or not port.isdigit() or "://" in address:
-            return  # "auto", ray://..., or a form Ray resolves itself
-        try:
-            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
-        except OSError as exc:
-            why = exc.strerror or type(exc).__name__
-            raise DistributedError(f"could not join the Ray cluster: nothing answers at {address} ({why}); check the "
-                                   "address (ray start --head prints it) and that the head is up",
-                                   field="--address", value=address) from None
+        probe_address(address)
 
     # ------------------------------------------------------------------ plan
     def _check(self, req: RunRequest) -> list[_Planned]:
@@ -253,6 +254,7 @@ class RayExecutor:
             type_name,
         )
         from promptweave.run.execute import _write_atomic
+        from promptweave.sandbox.env import current_policy
 
         self.t0 = time.monotonic()
         self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
@@ -305,7 +307,7 @@ class RayExecutor:
                 makers[j] = (lambda k, gen, rc=remote_cls, j=j, api=api, name=mine[0].task.model_name:
                              rc.options(name=worker_name(name, k, gen), namespace=NAMESPACE).remote(
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
-                                 limited=api, name=worker_name(name, k, gen)))
+                                 limited=api, name=worker_name(name, k, gen), env=current_policy()))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
             return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
         finally:
