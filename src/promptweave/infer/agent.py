@@ -578,9 +578,12 @@ def default_data_dir(settings: AgentSettings) -> AgentSettings:
     else CIBench's ``./data/cibench_dataset/datasources`` under the working directory when it exists."""
     import os
 
+    from promptweave.sandbox.env import read_env
+
     if settings.data_dir is not None:
         return settings
-    found = os.environ.get("USER_DATA_DIR") or (DEFAULT_DATA_DIR if os.path.isdir(DEFAULT_DATA_DIR) else None)
+    # through the one env rule, so the read is listed by --dry-run like every other a config causes
+    found = read_env("USER_DATA_DIR", purpose="the agent's data folder") or (DEFAULT_DATA_DIR if os.path.isdir(DEFAULT_DATA_DIR) else None)
     return replace(settings, data_dir=found) if found else settings
 
 
