@@ -114,6 +114,8 @@ def run_cmd(
         if cfg.env_reads:
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(cfg.env_reads.items())))
+        if refused:  # the same verdict lint gives: this plan cannot run as a whole
+            raise typer.Exit(ExitCode.WILL_FAIL)
         return
     try:  # bridge hook: a reference class read from an unimportable package cannot score; say so before sending
         from promptweave.compat.bridge import check_runnable

@@ -61,6 +61,9 @@ def view_cmd(
                                   value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
             models = [open_model(cfg, j) for j in model_ids]
             finals = [final_model(m) for m in models]
+            from promptweave.run.verdicts import view_pairs  # the verdicts lint and run give, as warnings
+
+            shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
                 from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
@@ -79,7 +82,9 @@ def view_cmd(
                                 show_judge(console, rec)
                     continue
                 per_model: list[list[Any]] = []
-                for m, fm in zip(models, finals):
+                for k, (m, fm) in enumerate(zip(models, finals)):
+                    if not shows(i, k):
+                        continue
                     if spec.template.kind_name == "MultiTurnPromptTemplate" or _chat_turns(spec, m):
                         for r in rows:
                             for rec in _turn_records(spec, m, r):

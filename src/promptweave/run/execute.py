@@ -518,8 +518,9 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
             console=console, disable=not show_progress, transient=False) as bar:
         bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
         for name, group in order.items():
-            try:
-                model = group[0].make_model()
+            try:  # a model whose every task was refused at plan time is never loaded: each fails with its reason
+                refused = all(t.settings.get("refused") is not None for t in group)
+                model = None if refused else group[0].make_model()
             except PromptweaveError as exc:
                 for t in group:  # each task says why it has no predictions
                     outcomes.append(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)))
