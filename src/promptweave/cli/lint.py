@@ -18,10 +18,10 @@ def lint_cmd(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With several files, show every pair and warning."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
 ) -> None:
-    """Check config files as ``run`` would (templates, roles, forms, eval_cfg, prompts) without calling a model.
+    """Check config files as 'run' would (templates, roles, forms, eval_cfg, prompts) without calling a model.
 
-    Prints one line per file and a total; exits 2 (bad input, as ``run`` and ``view`` do for the same error)
-    when any file has a problem.
+    Prints one line per file and a total; exits 2 (bad input, as 'run' and 'view' do for the same error)
+    when any file has a problem. 'run --dry-run' gives the same verdict on the same config.
     """
     from rich.console import Console
 
