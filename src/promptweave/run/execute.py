@@ -20,6 +20,7 @@ from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
 from promptweave.infer.records import RecordChunk, to_jsonable
 from promptweave.run.lock import workdir_lock
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
+from promptweave.run.truncation import cut_warning, mark_cuts, run_owns_the_warning
 
 CACHE_FILE = "cache.sqlite"
 ROWS_PER_BATCH = 4096
@@ -86,6 +87,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
+    run_owns_the_warning(model)
     ev = task.evaluation
     if (task.mode in ("gen", "ppl", "clp") and task.golds is not None and isinstance(records, RecordChunk)
             and records.columnar):
@@ -146,6 +148,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
+    mark_cuts(out, task, model)  # truncation is data: each row says whether and how the model cut its prompt
     return out
 
 
@@ -306,10 +309,9 @@ def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, pp
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
                       "(errors in the predictions); rerun the same command to retry only them",
                       PromptweaveWarning, stacklevel=3)
-    if cut:
+    if cut and "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn)
         result["truncated_prompts"] = cut
-        warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
-                      "model's max_seq_len", PromptweaveWarning, stacklevel=3)
+        cut_warning(task, cut, n_rows, None)
     write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
     return outcome
 
@@ -389,6 +391,8 @@ class _Journal:
         self.indices = array("q")
         self.offsets = array("q")
         self.errors: list[dict[str, Any]] = []
+        self.cut = 0  # rows whose prompt the model cut to fit max_seq_len
+        self.cut_example: dict[str, Any] | None = None
         self.out: Any = None
 
     def open(self) -> None:
@@ -408,6 +412,9 @@ class _Journal:
             self.failed.append("error" in r)
             if "error" in r:
                 self.errors.append(r["error"])
+            if "truncated" in r:
+                self.cut += 1
+                self.cut_example = self.cut_example or r["truncated"]
         self.out.flush()
 
 
@@ -469,6 +476,8 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
         raise _ScoringFailed(scoring_error)
     if errors:
         extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+    extra["truncated_prompts"] = state.cut  # on every run, cached or not: counted from the rows
+    cut_warning(task, state.cut, len(golds), state.cut_example)
     return extra, len(golds)
 
 
