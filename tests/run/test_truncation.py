@@ -54,3 +54,26 @@ def test_no_cut_is_recorded_as_zero(tmp_path, tiny_model_dir) -> None:
     assert result["truncated_prompts"] == 0
     preds = [json.loads(x) for x in (work / "predictions" / "tiny" / "mcq-gen.jsonl").read_text().splitlines()]
     assert not any("truncated" in p for p in preds)
+
+
+def test_view_tokens_flags_a_row_over_the_budget(tmp_path, capsys) -> None:
+    from tests.report.tiny_tokenizer import build_tokenizer
+
+    folder = build_tokenizer(tmp_path / "tok")
+    (tmp_path / "rows.json").write_text(json.dumps([{"q": "What is two plus two? " * 8, "a": "4"}, {"q": "2+2?", "a": "4"}]))
+    cfg = tmp_path / "cfg.py"
+    cfg.write_text(
+        'datasets = [dict(abbr="long", path="rows.json", reader_cfg=dict(input_columns=["q"], output_column="a"), '
+        'infer_cfg=dict(prompt_template=dict(type="PromptTemplate", template="Q: {q}\\nA:"), '
+        'retriever=dict(type="ZeroRetriever"), inferencer=dict(type="GenInferencer", max_out_len=4)))]\n'
+        f'models = [dict(abbr="lm", type="HuggingFaceCausalLM", path={str(folder)!r}, max_seq_len=20, '
+        'max_out_len=64)]\n')
+    assert run_cli(["view", str(cfg), "--tokens", "-i", "0", "-i", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    # the inferencer's max_out_len (4) wins over the model's (64), as in OpenCompass: budget 20 - 4 = 16
+    assert out.count("over budget:") == 1
+    assert "exceed the prompt budget of 16 (model max_seq_len 20 less max_out_len 4)" in out
+    assert "run cuts it from the left to its last 16 tokens" in out
+    assert run_cli(["view", str(cfg), "--tokens", "-i", "0", "--json"]) == 0
+    [rec] = json.loads(capsys.readouterr().out)
+    assert rec["token_count"] > 16 and "run cuts it" in rec["over_budget"]

@@ -292,6 +292,7 @@ def _record(rec: Any, builder: Any, shots: bool, fm: Any = None, tokens: bool = 
         segs = _token_segments(rec, builder, fm)
         out["tokens"] = segs
         out["token_count"] = None if segs is None else sum(s["count"] for s in segs)
+        out["over_budget"] = _over_budget(out["token_count"], rec, builder, fm)
     return out
 
 
@@ -397,7 +398,21 @@ def _show(console: Any, rec: Any, builder: Any, shots: bool, fm: Any = None, tok
             text.append("▶", style="reverse")
     console.print(text)
     if tokens:
-        _show_tokens(console, _token_segments(rec, builder, fm), fm)
+        segs = _token_segments(rec, builder, fm)
+        _show_tokens(console, segs, fm)
+        note = _over_budget(None if segs is None else sum(s["count"] for s in segs), rec, builder, fm)
+        if note:
+            console.print(Text(f"over budget: {note}", style="bold yellow"))
+
+
+def _over_budget(count: int | None, rec: Any, builder: Any, fm: Any) -> str | None:
+    """What run does with a row longer than its budget (run/truncation.py), or None."""
+    from promptweave.run.truncation import over_budget
+
+    if count is None or fm is None or builder is None:
+        return None
+    return over_budget(count, fm.spec.config, {**builder.dataset.inferencer.settings,
+                                               "type": builder.dataset.inferencer.type}, rec.mode)
 
 
 def _show_tokens(console: Any, segs: list[dict[str, Any]] | None, fm: Any) -> None:

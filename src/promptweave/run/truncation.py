@@ -51,3 +51,47 @@ def cut_warning(task: Any, count: int, rows: int, example: dict[str, Any] | None
                   "to fit (each row's 'truncated' in the predictions says how; the report shows what was sent); set "
                   "max_seq_len on the inferencer or model config with the model's tokenizer_path so in-context "
                   "examples are dropped instead", PromptweaveWarning, stacklevel=4)
+
+
+_SCORED = ("ppl", "ll", "ppl_only", "inference_ppl", "sw_ce_loss")
+
+
+def over_budget(tokens: int, mcfg: Any, settings: Any, mode: str) -> str | None:
+    """For ``view --tokens``: when a prompt of ``tokens`` tokens exceeds the budget the run gives it, say so and
+    what the run does with it; None when it fits (or no ``max_seq_len`` bounds it)."""
+    from promptweave.compat.models import MODEL_TYPES, type_name
+    from promptweave.errors import PromptweaveError
+    from promptweave.models.factory import cfg_get, generation_params
+    from promptweave.run.plan import infer_mode, prompt_budget
+
+    try:
+        run_mode = infer_mode(settings.get("type") or "GenInferencer") if isinstance(settings, dict) else mode
+    except PromptweaveError:
+        run_mode = mode
+    run_mode = run_mode if ("gen" if run_mode == "clp" else run_mode) == mode else mode
+    out_len = generation_params(mcfg, max_out_len=settings.get("max_out_len")).max_out_len
+    model_max = cfg_get(mcfg, "max_seq_len")
+    try:
+        budget = prompt_budget(settings.get("max_seq_len"), model_max, mode=run_mode, max_out_len=out_len)
+    except PromptweaveError:
+        return None
+    if budget is None or tokens <= budget:
+        return None
+    why = [f"inferencer max_seq_len {settings['max_seq_len']}"] if settings.get("max_seq_len") else []
+    if model_max:
+        why.append(f"model max_seq_len {model_max}" + (f" less max_out_len {out_len}" if run_mode == "gen" else ""))
+    head = f"{tokens} tokens exceed the prompt budget of {budget} ({'; '.join(why)})"
+    mt = MODEL_TYPES.get(type_name(cfg_get(mcfg, "type")))
+    backend = mt.backend if mt else None
+    if run_mode in _SCORED:
+        return head + ": run fails this row (a prompt to score is never cut); drop in-context examples or raise " \
+                      "max_seq_len"
+    if backend == "hf" and model_max:
+        keep = max(1, model_max - (out_len if run_mode == "gen" else 0))
+        if tokens > keep:
+            return head + f": run cuts it from the left to its last {keep} tokens (recorded per row as " \
+                          "'truncated')"
+        return head + ": it fits the model's own limit, so run sends it whole"
+    if backend == "vllm" and model_max:
+        return head + ": the vLLM engine refuses a prompt longer than max_model_len, so run fails this row"
+    return head + ": run sends it whole; the server decides (it may refuse or cut it)"
