@@ -373,6 +373,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     from promptweave.engine import PromptBuilder
 
     from promptweave.config.pairs import allowed_pairs, paired
+    from promptweave.run.estimate import prices
     from promptweave.run.verdicts import check_chat_template  # the checks lint, --dry-run and run share
 
     counters = _Counters(token_counter)
@@ -385,6 +386,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     for j in model_ids:
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
+        prices(cfg.models[j], file=file, where=f"models[{j}]")  # input_price / output_price, for the estimate
     tasks: list[Task] = []
     allowed, every_model = allowed_pairs(cfg), (model_ids, specs)
     for i in ds_ids:
