@@ -30,6 +30,11 @@ def test_cut_rows_are_recorded_and_a_cached_rerun_keeps_the_count(tmp_path, tiny
     result = json.loads((work / "results" / "tiny" / "mcq-gen.json").read_text())
     cut = [p for p in preds if "truncated" in p]
     assert cut and result["truncated_prompts"] == len(cut)
+    # tokens used: a local model counts what it received, per row and for the task
+    assert all(p["prompt_tokens"] > 0 for p in preds)
+    assert result["tokens"]["prompt"] == sum(p["prompt_tokens"] for p in preds)
+    assert result["tokens"]["counted"].startswith("exact")
+    assert cut[0]["prompt_tokens"] == cut[0]["truncated"]["tokens_before"]
     t = cut[0]["truncated"]
     assert t["side"] == "left" and t["tokens_after"] == 24 and t["tokens_before"] > 24
     assert t["max_seq_len"] == 40 and t["reserved"] == 16

@@ -278,6 +278,15 @@ class HFModel:
             ids = ids["input_ids"]
         return list(ids)
 
+    def prompt_ids(self, prompt: Any) -> list[int] | None:
+        """The token ids this model receives for a prompt as the predictions record it (a text, segments, or chat
+        messages through the tokenizer's chat template); None for messages it cannot take (no chat template)."""
+        if isinstance(prompt, list) and prompt and all(isinstance(m, dict) for m in prompt):
+            if not getattr(self.tokenizer, "chat_template", None):
+                return None
+            return self._chat_ids(prompt)
+        return self.encode(prompt)
+
     def truncation(self, prompt: Any, reserve: int) -> dict[str, Any] | None:
         """How :meth:`generate` (``reserve=max_out_len``) or :meth:`next_token_logprobs` (``reserve=0``) cuts this
         prompt to fit ``max_seq_len``, or None when it fits: the side, the token counts before and after, and
@@ -286,11 +295,8 @@ class HFModel:
         if not self.max_seq_len:
             return None
         keep = max(1, self.max_seq_len - reserve)
-        messages = isinstance(prompt, list) and bool(prompt) and all(isinstance(m, dict) for m in prompt)
-        if messages and not getattr(self.tokenizer, "chat_template", None):
-            return None  # chat() refuses these; nothing is sent, so nothing is cut
-        ids = self._chat_ids(prompt) if messages else self.encode(prompt)
-        if len(ids) <= keep:
+        ids = self.prompt_ids(prompt)
+        if ids is None or len(ids) <= keep:
             return None
         dropped = len(ids) - keep
         out: dict[str, Any] = {"side": "left", "tokens_before": len(ids), "tokens_after": keep,

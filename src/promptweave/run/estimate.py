@@ -73,14 +73,15 @@ def _prompts(task: Any) -> list | None:
     return [getattr(r, "rendered", None) for r in task.records]
 
 
-def _chars(prompt: Any) -> int:
+def text_chars(prompt: Any) -> int:
+    """Characters of a prompt's text (messages' contents, segments; a token id counts as one token's worth)."""
     if isinstance(prompt, str):
         return len(prompt)
     if isinstance(prompt, Mapping):
         body = prompt.get("content", prompt.get("prompt", ""))
-        return _chars(body) if not isinstance(body, str) else len(body)
+        return text_chars(body) if not isinstance(body, str) else len(body)
     if isinstance(prompt, (list, tuple)):
-        return sum(_chars(p) if not isinstance(p, int) else CHARS_PER_TOKEN for p in prompt)
+        return sum(text_chars(p) if not isinstance(p, int) else CHARS_PER_TOKEN for p in prompt)
     return 0
 
 
@@ -105,7 +106,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
         tokens = None
         if prompts is not None:
             tokens = sum(count(p) for p in prompts) if count is not None else \
-                sum(-(-_chars(p) // CHARS_PER_TOKEN) for p in prompts)
+                sum(-(-text_chars(p) // CHARS_PER_TOKEN) for p in prompts)
         refused = t.settings.get("refused") is not None
         params = getattr(t, "params", None)
         est = TaskEstimate(t.dataset, t.model_name, 0 if refused else t.calls, tokens, count is not None,

@@ -21,6 +21,7 @@ from promptweave.infer.records import RecordChunk, to_jsonable
 from promptweave.run.lock import workdir_lock
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
 from promptweave.run.truncation import cut_warning, mark_cuts, run_owns_the_warning
+from promptweave.run.usage import TokenTally, count_rows
 
 CACHE_FILE = "cache.sqlite"
 ROWS_PER_BATCH = 4096
@@ -149,6 +150,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
     mark_cuts(out, task, model)  # truncation is data: each row says whether and how the model cut its prompt
+    count_rows(out, model)  # and how many tokens a local model received (run/usage.py)
     return out
 
 
@@ -393,6 +395,7 @@ class _Journal:
         self.errors: list[dict[str, Any]] = []
         self.cut = 0  # rows whose prompt the model cut to fit max_seq_len
         self.cut_example: dict[str, Any] | None = None
+        self.tokens = TokenTally()
         self.out: Any = None
 
     def open(self) -> None:
@@ -412,6 +415,7 @@ class _Journal:
             self.failed.append("error" in r)
             if "error" in r:
                 self.errors.append(r["error"])
+            self.tokens.add(r)
             if "truncated" in r:
                 self.cut += 1
                 self.cut_example = self.cut_example or r["truncated"]
@@ -477,6 +481,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     if errors:
         extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
     extra["truncated_prompts"] = state.cut  # on every run, cached or not: counted from the rows
+    extra["tokens"] = state.tokens.result()
     cut_warning(task, state.cut, len(golds), state.cut_example)
     return extra, len(golds)
 
