@@ -60,17 +60,27 @@ def max_out_len_note(settings: Mapping[str, Any], mcfg: Mapping[str, Any]) -> st
             "wins, as in OpenCompass)")
 
 
-def _prompts(task: Any) -> list | None:
-    if task.mode in ("multiturn", "chat", "agent", "tot", "attack") or task.settings.get("refused") is not None:
-        return None
+def _prompts(task: Any) -> tuple[list | None, bool]:
+    """The task's prompts (None when its form builds them as it runs: conversations, searches), and whether each
+    call generates text (a scored prompt, or CLP's next-token choice, generates none)."""
     from promptweave.run.task import LazyRecords
 
+    if task.settings.get("refused") is not None:
+        return [], False
     if isinstance(task.records, LazyRecords):
         out: list = []
+        first = None
         for chunk in task.records.batches(4096):
+            if first is None and len(chunk):
+                first = chunk[0]
             out.extend(chunk.prompts)
-        return out
-    return [getattr(r, "rendered", None) for r in task.records]
+    else:
+        records = list(task.records)
+        if not all(hasattr(r, "rendered") for r in records):
+            return None, True  # conversations: each turn's prompt is built from the replies before it
+        out, first = [r.rendered for r in records], (records[0] if records else None)
+    generates = first is not None and getattr(first, "mode", "gen") == "gen" and not task.choices
+    return out, generates
 
 
 def text_chars(prompt: Any) -> int:
@@ -102,7 +112,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
             except PromptweaveError:
                 counters[j] = None
         count = counters.get(j)
-        prompts = _prompts(t)
+        prompts, generates = _prompts(t)
         tokens = None
         if prompts is not None:
             tokens = sum(count(p) for p in prompts) if count is not None else \
@@ -110,8 +120,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
         refused = t.settings.get("refused") is not None
         params = getattr(t, "params", None)
         est = TaskEstimate(t.dataset, t.model_name, 0 if refused else t.calls, tokens, count is not None,
-                           getattr(params, "max_out_len", None) if t.mode in ("gen", "sc", "function_call", "chat",
-                                                                                "multiturn", "agent") else 0)
+                           getattr(params, "max_out_len", None) if generates else 0)
         price = prices(mcfg, file=file, where=f"models[{j}]") if j is not None else None
         if price is not None and tokens is not None:
             est.cost_in = tokens / 1e6 * price[0]

@@ -456,7 +456,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                 from promptweave.infer.local_lm import check_local_lm  # eval hook: corpus-loss forms
 
                 check_local_lm(mode, mcfg, file=file, where=f"models[{j}]")
-                check_chat_template(mode, mcfg, file=file, where=f"models[{j}]", seen=tokenizer_checks)
+                check_chat_template(build_mode, mcfg, file=file, where=f"models[{j}]", seen=tokenizer_checks)
             except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks run, this one fails
                 tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                                   records=[], mode=mode, evaluation=evaluation, settings={"refused": exc}))

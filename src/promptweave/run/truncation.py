@@ -53,9 +53,6 @@ def cut_warning(task: Any, count: int, rows: int, example: dict[str, Any] | None
                   "examples are dropped instead", PromptweaveWarning, stacklevel=4)
 
 
-_SCORED = ("ppl", "ll", "ppl_only", "inference_ppl", "sw_ce_loss")
-
-
 def over_budget(tokens: int, mcfg: Any, settings: Any, mode: str) -> str | None:
     """For ``view --tokens``: when a prompt of ``tokens`` tokens exceeds the budget the run gives it, say so and
     what the run does with it; None when it fits (or no ``max_seq_len`` bounds it)."""
@@ -83,7 +80,7 @@ def over_budget(tokens: int, mcfg: Any, settings: Any, mode: str) -> str | None:
     head = f"{tokens} tokens exceed the prompt budget of {budget} ({'; '.join(why)})"
     mt = MODEL_TYPES.get(type_name(cfg_get(mcfg, "type")))
     backend = mt.backend if mt else None
-    if run_mode in _SCORED:
+    if mode == "ppl":  # built to be scored (ppl, ll, ...)
         return head + ": run fails this row (a prompt to score is never cut); drop in-context examples or raise " \
                       "max_seq_len"
     if backend == "hf" and model_max:

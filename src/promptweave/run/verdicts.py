@@ -49,14 +49,12 @@ def chat_template_problem(mcfg: Any, *, file: str | None, where: str) -> ModelEr
                                "chat_template, or type='HuggingFaceCausalLM' with a meta_template")
 
 
-_CHAT_FORMS = ("gen", "sc", "function_call")  # forms whose prompts reach a chat-template model as messages
-
-
-def check_chat_template(mode: str, mcfg: Any, *, file: str | None, where: str,
+def check_chat_template(build_mode: str, mcfg: Any, *, file: str | None, where: str,
                         seen: dict[int, Any] | None = None) -> None:
-    """Raise :func:`chat_template_problem`'s error for a form that sends chat messages (planning catches it and
-    plans the pair as refused). ``seen`` caches the per-model check across a plan's datasets."""
-    if mode not in _CHAT_FORMS:
+    """Raise :func:`chat_template_problem`'s error for a pair whose prompts are built for generation (``build_mode``
+    ``gen``: chat messages, for a chat-template model); planning catches it and plans the pair as refused. ``seen``
+    caches the per-model check across a plan's datasets."""
+    if build_mode != "gen":
         return
     key = id(mcfg)
     if seen is None or key not in seen:
