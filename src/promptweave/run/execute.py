@@ -311,7 +311,7 @@ def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, pp
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
                       "(errors in the predictions); rerun the same command to retry only them",
                       PromptweaveWarning, stacklevel=3)
-    if cut and "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn)
+    if "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn): the model's count
         result["truncated_prompts"] = cut
         cut_warning(task, cut, n_rows, None)
     write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
