@@ -149,8 +149,8 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
+    count_rows(out, model)  # how many tokens a local model received (run/usage.py)
     mark_cuts(out, task, model)  # truncation is data: each row says whether and how the model cut its prompt
-    count_rows(out, model)  # and how many tokens a local model received (run/usage.py)
     return out
 
 

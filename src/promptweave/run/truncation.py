@@ -30,10 +30,11 @@ def mark_cuts(rows: Sequence[dict[str, Any]], task: Any, model: Any) -> None:
     if cut_of is None or not getattr(model, "max_seq_len", None) or task.mode not in _RESERVE:
         return
     reserve = task.params.max_out_len if task.mode == "gen" else 0
+    keep = max(1, int(model.max_seq_len) - reserve)
     for row in rows:
         prompt = row.get("prompt")
-        if prompt is None:
-            continue
+        if prompt is None or row.get("prompt_tokens", keep + 1) <= keep:
+            continue  # counted already (run/usage.py) and it fits: no second tokenization
         info = cut_of(prompt, reserve)
         if info is not None:
             row["truncated"] = info
