@@ -95,6 +95,14 @@ def text_chars(prompt: Any) -> int:
     return 0
 
 
+def _local_tokenizer(mcfg: Mapping[str, Any]) -> bool:
+    """Whether the tokenizer the run would count with is a folder here (a hub id would be downloaded)."""
+    from pathlib import Path
+
+    path = mcfg.get("tokenizer_path") or mcfg.get("path")
+    return bool(path) and Path(str(path)).expanduser().is_dir()
+
+
 def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
     """Each task's requests, prompt tokens and cost."""
     from promptweave.models.factory import load_token_counter
@@ -107,8 +115,8 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
         j = by_abbr.get(t.model_name)
         mcfg = cfg.models[j] if j is not None else {}
         if j is not None and j not in counters:
-            try:
-                counters[j] = load_token_counter(mcfg)
+            try:  # a local tokenizer folder only: a dry run never downloads
+                counters[j] = load_token_counter(mcfg) if _local_tokenizer(mcfg) else None
             except PromptweaveError:
                 counters[j] = None
         count = counters.get(j)
