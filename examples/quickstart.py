@@ -78,3 +78,10 @@ models = [
         ),
     ),
 ]
+
+# Which datasets each model runs (OpenCompass's model_dataset_combinations): perplexity scoring needs the
+# log-probability of every prompt token, which a chat API does not return, so science_mc goes to the local LM only.
+model_dataset_combinations = [
+    dict(models=[models[0]], datasets=[arithmetic, science]),
+    dict(models=[models[1]], datasets=[arithmetic]),
+]

@@ -28,4 +28,4 @@ datasets = [
     ),
 ]
 
-models = [dict(abbr="plain-lm", kind="lm")]
+models = [dict(abbr="plain-lm", type="HuggingFaceCausalLM", path="path/to/a/local/model")]

@@ -97,8 +97,13 @@ def test_lint_builds_every_prompt_and_reports_errors(tmp_path):
     res = runner.invoke(app, ["lint", str(QUICKSTART), "-m", "local-chatml"])
     assert res.exit_code == 0, res.output
     assert "ok: science_mc × local-chatml: 120 prompts from 30 rows" in res.output
-    # (forms) perplexity scoring on the chat API model is refused, naming what works
-    res = runner.invoke(app, ["lint", str(QUICKSTART)])
+    # (forms) perplexity scoring on the chat API model is refused, naming what works (the example pairs
+    # science_mc with the local model only, through model_dataset_combinations)
+    text = QUICKSTART.read_text()
+    unpaired = tmp_path / "quickstart.py"
+    unpaired.write_text(text[:text.index("model_dataset_combinations")])
+    (tmp_path / "data").symlink_to(QUICKSTART.parent / "data")
+    res = runner.invoke(app, ["lint", str(unpaired)])
     assert res.exit_code == 2 and "science_mc × api-chat: [PW160]" in res.output and "kind='lm'" in res.output
     bad = tmp_path / "bad.yaml"
     bad.write_text(

@@ -81,8 +81,11 @@ def test_compare_finds_changed_verdicts_and_prompt_diffs(workdir, workdir_b):
     rows_a = [json.loads(x) for x in (workdir / "predictions/served-chat/science_mc.jsonl").read_text().splitlines()]
     rows_b = [json.loads(x) for x in (workdir_b / "predictions/served-chat/science_mc.jsonl").read_text().splitlines()]
     flipped = [ra["index"] for ra, rb in zip(rows_a, rows_b) if ra["correct"] != rb["correct"]]
-    assert [c["a"]["index"] for c in sci["changed"]] == flipped and flipped
-    assert sci["unchanged"] == len(rows_a) - len(flipped)
+    # every row's prompt changed (the template did), so every row is listed; the verdict count is the flips
+    assert [c["a"]["index"] for c in sci["changed"]] == [r["index"] for r in rows_a]
+    assert [c["a"]["index"] for c in sci["changed"] if "verdict" in c["what"]] == flipped and flipped
+    assert sci["counts"]["verdict"] == len(flipped) and sci["counts"]["prompt"] == len(rows_a)
+    assert sci["unchanged"] == 0
     diff = sci["changed"][0]["diff"]
     assert ["-", "Answer with the letter of the right option."] in diff and ["+", "Reply with one letter."] in diff
 

@@ -189,8 +189,8 @@ def test_run_refuses_without_the_flag_before_any_call(tmp_path) -> None:
         assert srv.total_received == 0
     assert res.exit_code != 0
     assert "[PW630]" in res.output and "--allow-code-exec" in res.output and "infer_mode" in res.output
-    # a dry run plans it and says why the run would refuse it
-    assert dry.exit_code == 0, dry.output
+    # a dry run plans it, says why the run would refuse it, and exits WILL_FAIL (6)
+    assert dry.exit_code == 6, dry.output
     assert "refused (PW630)" in dry.output and "--allow-code-exec" in dry.output
     ok = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", *CODE_EXEC)
     assert ok.exit_code == 0, ok.output

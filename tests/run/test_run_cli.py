@@ -71,7 +71,7 @@ def run(*args: str):
 def test_dry_run_plans_and_sends_nothing(stub_server: StubServer, tmp_path) -> None:
     cfg = write_config(tmp_path, "mcq_gen, mcq_ppl", API_MODEL.format(url=stub_server.url))
     res = run(str(cfg), "-w", str(tmp_path / "w"), "--dry-run", "--limit", "3")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 6, res.output  # WILL_FAIL: ppl on the chat API is refused, as lint says
     assert "mcq-gen" in res.output and "mcq-ppl" in res.output
     assert stub_server.total_received == 0 and not (tmp_path / "w").exists()
 
@@ -120,11 +120,18 @@ def test_unknown_dataset_name_is_a_clear_error(stub_server: StubServer, tmp_path
     assert "no dataset named 'nope'" in " ".join(res.output.split())
 
 
-def test_dry_run_shows_a_pair_refused_at_plan_time() -> None:
-    """The bundled example pairs a ppl task with a chat API model: the dry run says that pair will fail, and why."""
-    example = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
+def test_dry_run_shows_a_pair_refused_at_plan_time(tmp_path) -> None:
+    """The bundled example without its model_dataset_combinations pairs a ppl task with a chat API model: the dry
+    run says that pair will fail, and why, and exits WILL_FAIL."""
+    from promptweave.cli.common import ExitCode
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    text = (examples / "quickstart.py").read_text()
+    example = tmp_path / "quickstart.py"
+    example.write_text(text[:text.index("model_dataset_combinations")])
+    (tmp_path / "data").symlink_to(examples / "data")
     res = run(str(example), "--dry-run")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == ExitCode.WILL_FAIL, res.output
     out = res.output + (res.stderr if res.stderr_bytes is not None else "")
     assert "refused (PW160)" in out
     assert "will fail: science_mc × api-chat: [PW160]" in out

@@ -13,11 +13,14 @@ from collections.abc import Sequence
 
 import typer
 
+from promptweave.cli.help_text import quiet_flag_types
+
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Build, view, run and score LLM evaluation prompts.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain text: 'promptweave[ray]' is not a markup tag
 )
 
 _STATE = {"debug": False}
@@ -40,6 +43,8 @@ def _root(
     """Build, view, run and score LLM evaluation prompts."""
     _STATE["debug"] = debug
 
+
+quiet_flag_types()  # no '<bool>' after on/off flags in any --help
 
 # Each module registers its commands on ``app`` when imported.
 _COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report", "spread")

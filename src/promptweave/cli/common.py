@@ -25,6 +25,9 @@ class ExitCode(IntEnum):
     """``run --no-wait``: another run holds the work dir."""
     INTERNAL = 5
     """A bug in promptweave (``[PW001] internal error``); rerun with ``--debug`` for the traceback and report it."""
+    WILL_FAIL = 6
+    """``run --dry-run``: the plan holds tasks that will fail (each listed as ``will fail:``, the same finding
+    ``lint`` reports); the other tasks would run."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C (SIGINT); finished calls are cached, so rerunning resumes."""
 

@@ -21,10 +21,10 @@ def lint_cmd(
                                                   "credential-looking environment variable, or send it as a model's "
                                                   "API key (key='ENV' / api_key_env); repeatable."),
 ) -> None:
-    """Check config files as ``run`` would (templates, roles, forms, eval_cfg, prompts) without calling a model.
+    """Check config files as 'run' would (templates, roles, forms, eval_cfg, prompts) without calling a model.
 
-    Prints one line per file and a total; exits 2 (bad input, as ``run`` and ``view`` do for the same error)
-    when any file has a problem.
+    Prints one line per file and a total; exits 2 (bad input, as 'run' and 'view' do for the same error)
+    when any file has a problem. 'run --dry-run' gives the same verdict on the same config.
     """
     from rich.console import Console
 

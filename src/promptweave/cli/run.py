@@ -122,6 +122,12 @@ def run_cmd(
             table.add_row(t.dataset, t.model_name, t.mode, "-" if refusal else str(t.rows),
                           f"refused ({refusal.code})" if refusal else str(t.calls))
         console.print(table)
+        try:  # requests, prompt tokens and cost per task and in total (run/estimate.py)
+            from promptweave.run.estimate import show_estimate
+
+            show_estimate(console, tasks, cfg)
+        except PromptweaveError as exc:
+            fail(err, exc)
         for t in refused:  # the other tasks run; these fail with this line, so a dry run shows it up front
             err.print(f"will fail: {t.dataset} × {t.model_name}: {t.settings['refused']}", style="yellow",
                       markup=False, soft_wrap=True)
@@ -132,6 +138,8 @@ def run_cmd(
         if reads:
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(reads.items())))
+        if refused:  # the same verdict lint gives: this plan cannot run as a whole
+            raise typer.Exit(ExitCode.WILL_FAIL)
         return
     try:  # bridge hook: a reference class read from an unimportable package cannot score; say so before sending
         from promptweave.compat.bridge import check_runnable

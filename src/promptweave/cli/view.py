@@ -75,6 +75,9 @@ def view_cmd(
                                   value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
             models = [open_model(cfg, j) for j in model_ids]
             finals = [final_model(m) for m in models]
+            from promptweave.run.verdicts import view_pairs  # the verdicts lint and run give, as warnings
+
+            shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
                 from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
@@ -93,7 +96,9 @@ def view_cmd(
                                 show_judge(console, rec)
                     continue
                 per_model: list[list[Any]] = []
-                for m, fm in zip(models, finals):
+                for k, (m, fm) in enumerate(zip(models, finals)):
+                    if not shows(i, k):
+                        continue
                     if spec.template.kind_name == "MultiTurnPromptTemplate" or _chat_turns(spec, m):
                         for r in rows:
                             for rec in _turn_records(spec, m, r):
@@ -301,6 +306,7 @@ def _record(rec: Any, builder: Any, shots: bool, fm: Any = None, tokens: bool = 
         segs = _token_segments(rec, builder, fm)
         out["tokens"] = segs
         out["token_count"] = None if segs is None else sum(s["count"] for s in segs)
+        out["over_budget"] = _over_budget(out["token_count"], rec, builder, fm)
     return out
 
 
@@ -406,7 +412,21 @@ def _show(console: Any, rec: Any, builder: Any, shots: bool, fm: Any = None, tok
             text.append("▶", style="reverse")
     console.print(text)
     if tokens:
-        _show_tokens(console, _token_segments(rec, builder, fm), fm)
+        segs = _token_segments(rec, builder, fm)
+        _show_tokens(console, segs, fm)
+        note = _over_budget(None if segs is None else sum(s["count"] for s in segs), rec, builder, fm)
+        if note:
+            console.print(Text(f"over budget: {note}", style="bold yellow"))
+
+
+def _over_budget(count: int | None, rec: Any, builder: Any, fm: Any) -> str | None:
+    """What run does with a row longer than its budget (run/truncation.py), or None."""
+    from promptweave.run.truncation import over_budget
+
+    if count is None or fm is None or builder is None:
+        return None
+    return over_budget(count, fm.spec.config, {**builder.dataset.inferencer.settings,
+                                               "type": builder.dataset.inferencer.type}, rec.mode)
 
 
 def _show_tokens(console: Any, segs: list[dict[str, Any]] | None, fm: Any) -> None:

@@ -146,10 +146,27 @@ def resolve_model_type(cfg: Mapping[str, Any] | Any, *, file: str | None = None,
     why = UNSUPPORTED_MODEL_TYPES.get(name)
     if why is not None:
         raise UnsupportedError(f"model type {name} is not supported: {why}", file=file, field=field, value=name)
+    near = did_you_mean(name, [*MODEL_TYPES, *UNSUPPORTED_MODEL_TYPES])
+    if near:
+        raise UnsupportedError(f"unknown model type; did you mean {near!r}?", file=file, field=field,
+                               value=name, expected=f"type={near!r}, or another model type promptweave runs")
     raise UnsupportedError("unknown model type", file=file, field=field, value=name or None,
                            expected="a transformers type (HuggingFaceCausalLM, HuggingFacewithChatTemplate, ...), "
                                     "a vLLM / TurboMind type (VLLM, TurboMindModelwithChatTemplate, ...) or an "
                                     "OpenAI-compatible type (OpenAISDK, VLLMCustomAPIChat, ...)")
+
+
+def did_you_mean(name: str, known: list[str]) -> str | None:
+    """The known model type ``name`` is most likely a typo of (case first: ``HuggingFaceCausalLm``), or None."""
+    if not name:
+        return None
+    folded = [k for k in known if k.lower() == name.lower()]
+    if folded:
+        return folded[0]
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def model_notes(cfg: Mapping[str, Any]) -> list[str]:

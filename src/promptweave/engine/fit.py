@@ -189,7 +189,9 @@ class ShotFitter:
         out = [r for i in indices for r in self.build_row(i)]
         if self.stats.rows_over:
             warnings.warn(f"{self.builder.dataset.abbr}: {self.stats.rows_over} row(s) are longer than "
-                          f"{self.max_len} tokens even with no in-context examples", PromptweaveWarning,
+                          f"{self.max_len} tokens even with no in-context examples; a local model with "
+                          "max_seq_len keeps only their last tokens to generate (recorded per row as 'truncated') "
+                          "and fails them to score; view --tokens shows which rows", PromptweaveWarning,
                           stacklevel=2)
         return out
 

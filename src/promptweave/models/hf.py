@@ -267,16 +267,56 @@ class HFModel:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
                              "model a meta template instead", field="path", value=self.path)
-        prompts = []
-        for conv in conversations:
-            from promptweave.models.openai_compat import _openai_message  # forms hook: renderer roles → chat roles
+        return self.generate([[self._chat_ids(conv)] for conv in conversations], params)
 
-            ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
-                                                     tokenize=True)
-            if isinstance(ids, dict) or hasattr(ids, "keys"):
-                ids = ids["input_ids"]
-            prompts.append([list(ids)])
-        return self.generate(prompts, params)
+    def _chat_ids(self, conv: Sequence[dict]) -> list[int]:
+        from promptweave.models.openai_compat import _openai_message  # forms hook: renderer roles → chat roles
+
+        ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
+                                                 tokenize=True)
+        if isinstance(ids, dict) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return list(ids)
+
+    def prompt_ids(self, prompt: Any) -> list[int] | None:
+        """The token ids this model receives for a prompt as the predictions record it (a text, segments, or chat
+        messages through the tokenizer's chat template); None for messages it cannot take (no chat template)."""
+        if isinstance(prompt, list) and prompt and all(isinstance(m, dict) for m in prompt):
+            if not getattr(self.tokenizer, "chat_template", None):
+                return None
+            return self._chat_ids(prompt)
+        return self.encode(prompt)
+
+    def truncation(self, prompt: Any, reserve: int) -> dict[str, Any] | None:
+        """How :meth:`generate` (``reserve=max_out_len``) or :meth:`next_token_logprobs` (``reserve=0``) cuts this
+        prompt to fit ``max_seq_len``, or None when it fits: the side, the token counts before and after, and
+        where the kept part starts (``dropped_chars`` of a text prompt; ``sent_text``, the kept tokens decoded,
+        of chat messages or token-id segments)."""
+        if not self.max_seq_len:
+            return None
+        keep = max(1, self.max_seq_len - reserve)
+        ids = self.prompt_ids(prompt)
+        if ids is None or len(ids) <= keep:
+            return None
+        dropped = len(ids) - keep
+        out: dict[str, Any] = {"side": "left", "tokens_before": len(ids), "tokens_after": keep,
+                               "max_seq_len": self.max_seq_len, "reserved": reserve}
+        if isinstance(prompt, str):
+            out["dropped_chars"] = self._char_at(prompt, dropped)
+        else:
+            out["sent_text"] = self.tokenizer.decode(ids[-keep:])
+        return out
+
+    def _char_at(self, text: str, token: int) -> int:
+        """Where token ``token`` of ``text`` (as :meth:`encode` tokenizes it) starts, in characters."""
+        try:
+            offsets = self.tokenizer(text, return_offsets_mapping=True)["offset_mapping"]
+        except (NotImplementedError, ValueError, TypeError, KeyError):  # a slow tokenizer: decode what was dropped
+            return min(len(text), len(self.tokenizer.decode(self.encode(text)[:token], skip_special_tokens=True)))
+        for a, b in offsets[token:]:
+            if b > a:  # the first kept token with text (special tokens have none)
+                return int(a)
+        return len(text)
 
     # -- scoring -------------------------------------------------------------------
     def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
@@ -404,6 +444,7 @@ class HFModel:
         return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
 
     _warned_cut = False
+    warn_cuts = True  # a run records each cut row and warns per task instead (run/truncation.py)
 
     def _cut_left(self, seqs: list[list[int]], keep: int) -> list[list[int]]:
         """Keep the last ``keep`` tokens (the question sits at the end); counted in ``stats``, warned once."""
@@ -411,7 +452,7 @@ class HFModel:
         if not n:
             return seqs
         self.stats.truncated_prompts += n
-        if not self._warned_cut:
+        if self.warn_cuts and not self._warned_cut:
             self._warned_cut = True
             warnings.warn(f"{self.name}: {n} prompt(s) longer than {keep} tokens (max_seq_len {self.max_seq_len} "
                           "less the room to generate) are cut from the left; set max_seq_len on the inferencer "

@@ -1,4 +1,4 @@
-"""Two runs side by side: score deltas, and the rows whose verdict changed (with a prompt diff)."""
+"""Two runs side by side: score deltas, and every row whose prompt, answer or verdict changed (with a prompt diff)."""
 from __future__ import annotations
 
 import difflib
@@ -39,8 +39,26 @@ def prompt_diff(pa: Any, pb: Any) -> list[list[str]] | None:
     return out
 
 
+def _verdict(row: dict) -> tuple[bool, bool]:
+    return bool(row.get("correct")), "error" in row
+
+
+def what_changed(ra: dict, rb: dict) -> list[str]:
+    """Which of a row's prompt, answer (raw or postprocessed) and verdict differ between the two runs."""
+    out = []
+    if ra.get("prompt") != rb.get("prompt"):
+        out.append("prompt")
+    if ra.get("output") != rb.get("output") or ra.get("prediction") != rb.get("prediction"):
+        out.append("answer")
+    if _verdict(ra) != _verdict(rb):
+        out.append("verdict")
+    return out
+
+
 def changed_rows(a: WorkDir, b: WorkDir, *, limit: int = 5000) -> list[dict[str, Any]]:
-    """Per task in both runs: rows whose verdict differs, each with both rows and the prompt diff."""
+    """Per task in both runs: every row whose prompt, answer or verdict differs, each with both rows, what changed
+    and the prompt diff; ``counts`` says how many rows changed in each way (a row may count in several), so a
+    template change shows even when no verdict moves."""
     out = []
     for ta in a.tasks:
         tb = b.task(ta.model, ta.dataset)
@@ -48,17 +66,22 @@ def changed_rows(a: WorkDir, b: WorkDir, *, limit: int = 5000) -> list[dict[str,
             continue
         rows_a = {row_key(r): r for r in iter_predictions(ta.predictions)}
         changed, same, only, n_changed = [], 0, 0, 0
+        counts = {"prompt": 0, "answer": 0, "verdict": 0}
         for rb in iter_predictions(tb.predictions):
             ra = rows_a.pop(row_key(rb), None)
             if ra is None:
                 only += 1
                 continue
-            if bool(ra.get("correct")) == bool(rb.get("correct")) and ("error" in ra) == ("error" in rb):
+            what = what_changed(ra, rb)
+            if not what:
                 same += 1
                 continue
             n_changed += 1
+            for w in what:
+                counts[w] += 1
             if len(changed) < limit:
-                changed.append({"a": ra, "b": rb, "diff": prompt_diff(ra.get("prompt"), rb.get("prompt"))})
+                changed.append({"a": ra, "b": rb, "what": what,
+                                "diff": prompt_diff(ra.get("prompt"), rb.get("prompt"))})
         out.append({"model": ta.model, "dataset": ta.dataset, "changed": changed, "unchanged": same,
-                    "unmatched": only + len(rows_a), "truncated": n_changed - len(changed)})
+                    "unmatched": only + len(rows_a), "truncated": n_changed - len(changed), "counts": counts})
     return out

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from promptweave.render.chat import OPENAI_ROLES
 from promptweave.report import svg
 from promptweave.report.compare import changed_rows, score_deltas
 from promptweave.report.rows import prompt_chars
@@ -71,11 +72,25 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
                       "wrong": sum(1 for r in rows if r.get("correct") is False),
                       "errors": sum(1 for r in rows if r.get("error")),
                       "chars_mean": round(sum(lengths) / len(lengths)) if lengths else 0,
-                      "chars_max": max(lengths, default=0)})
+                      "chars_max": max(lengths, default=0), "tokens": _tokens(t.result, rows)})
         blobs.append((blob_id, _blob(rows)))
         if lengths:
             charts.append(svg.histogram(lengths, title=f"prompt length · {t.dataset} × {t.model}"))
     return index, blobs, charts
+
+
+def _tokens(result: dict, rows: list[dict]) -> str:
+    """Tokens the task used, as its results recorded them (older runs: summed from the rows' usage, if any)."""
+    got = result.get("tokens")
+    if isinstance(got, dict) and isinstance(got.get("prompt"), int):
+        exact = str(got.get("counted", "")).startswith("exact")
+        return f"{got['prompt']:,} prompt / {int(got.get('output') or 0):,} output" + ("" if exact else " (estimated)")
+    usage = [r["usage"] for r in rows if isinstance(r.get("usage"), dict)]
+    if usage:
+        p = sum(int(u.get("prompt_tokens") or 0) for u in usage)
+        c = sum(int(u.get("completion_tokens") or 0) for u in usage)
+        return f"{p:,} prompt / {c:,} output (reported by the API)"
+    return "-"
 
 
 def build_report(workdir: str | Path, *, title: str | None = None) -> str:
@@ -84,14 +99,15 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
     index, blobs, charts = _task_payloads(wd, "")
     heads = headline(wd)
     scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads],
-                           title="headline score per dataset (per model)")
+                           title="headline score per dataset, one bar per model")
     from promptweave.report.spread import spread_section  # spread hook: the format spread, when DIR holds one
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
         table=score_table(wd), runs=[_run_view(wd, index, blobs, charts, scores)], spread=spread_section(wd.path),
         css=_asset("report.css"), js=_asset("report.js"),
-        index_json=_script_json({"mode": "single", "runs": [{"tasks": index}]}), deltas=[])
+        index_json=_script_json({"mode": "single", "runs": [{"tasks": index}], "wire_roles": dict(OPENAI_ROLES)}),
+        deltas=[])
 
 
 def build_compare(a: str | Path, b: str | Path, *, title: str | None = None) -> str:
@@ -113,7 +129,8 @@ def build_compare(a: str | Path, b: str | Path, *, title: str | None = None) -> 
         index_json=_script_json({"mode": "compare", "runs": [{"tasks": r["index"]} for r in runs],
                                  "changes": [{"model": c["model"], "dataset": c["dataset"], "n": len(c["changed"]),
                                               "unchanged": c["unchanged"], "unmatched": c["unmatched"],
-                                              "truncated": c["truncated"]} for c in changes]}))
+                                              "truncated": c["truncated"], "counts": c["counts"]}
+                                             for c in changes], "wire_roles": dict(OPENAI_ROLES)}))
 
 
 def _run_view(wd: WorkDir, index: list, blobs: list, charts: list, scores: str) -> dict:

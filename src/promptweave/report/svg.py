@@ -11,21 +11,30 @@ _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#
 
 
 def bar_chart(items: Sequence[tuple[str, str, float]], *, title: str, unit_max: float | None = None) -> str:
-    """Horizontal bars: ``(group, series, value)``; one colour per series (model)."""
+    """Horizontal bars: ``(group, series, value)``, a group's bars under its name, each bar labelled with its
+    series (the model) and coloured by it."""
     if not items:
         return ""
+    order = list(dict.fromkeys(g for g, _, _ in items))
+    items = sorted(items, key=lambda it: order.index(it[0]))  # a group's bars together, in first-seen order
     series = list(dict.fromkeys(s for _, s, _ in items))
     top = unit_max or max(100.0, max(v for _, _, v in items))
     label_w, bar_w, row_h = 220, 420, 18
-    h = 30 + row_h * len(items) + 24 + 16 * len(series)
+    groups = len(order)
+    h = 30 + row_h * (len(items) + groups) + 24 + 16 * len(series)
     out = [(f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
             f'width="{label_w + bar_w + 70}" height="{h}">'),
            f'<text x="4" y="16" class="t">{escape(title)}</text>']
     y = 30
+    last = None
     for group, s, v in items:
+        if group != last:
+            out.append(f'<text x="4" y="{y + 13}" class="g">{escape(group)}</text>')
+            y += row_h
+            last = group
         colour = _PALETTE[series.index(s) % len(_PALETTE)]
         w = 0 if top <= 0 else max(0.0, min(1.0, v / top)) * bar_w
-        out.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{escape(group)}</text>')
+        out.append(f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end" class="bar-label">{escape(s)}</text>')
         out.append(f'<rect x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row_h - 4}" fill="{colour}">'
                    f'<title>{escape(group)} · {escape(s)}: {v:.2f}</title></rect>')
         out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 13}">{v:.2f}</text>')

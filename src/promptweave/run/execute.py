@@ -20,6 +20,8 @@ from promptweave.infer.records import RecordChunk, to_jsonable
 from promptweave.run.lock import workdir_lock
 from promptweave.filenames import file_name
 from promptweave.run.task import LazyRecords, Task, TaskOutcome
+from promptweave.run.truncation import cut_warning, mark_cuts, run_owns_the_warning
+from promptweave.run.usage import TokenTally, count_rows
 
 CACHE_FILE = "cache.sqlite"
 ROWS_PER_BATCH = 4096
@@ -86,6 +88,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
+    run_owns_the_warning(model)
     ev = task.evaluation
     if (task.mode in ("gen", "ppl", "clp") and task.golds is not None and isinstance(records, RecordChunk)
             and records.columnar):
@@ -146,6 +149,8 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
+    count_rows(out, model)  # how many tokens a local model received (run/usage.py)
+    mark_cuts(out, task, model)  # truncation is data: each row says whether and how the model cut its prompt
     return out
 
 
@@ -306,10 +311,9 @@ def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, pp
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
                       "(errors in the predictions); rerun the same command to retry only them",
                       PromptweaveWarning, stacklevel=3)
-    if cut:
+    if "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn): the model's count
         result["truncated_prompts"] = cut
-        warnings.warn(f"{task.model_name} · {task.dataset}: {cut} prompt(s) were cut from the left to fit the "
-                      "model's max_seq_len", PromptweaveWarning, stacklevel=3)
+        cut_warning(task, cut, n_rows, None)
     write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
     return outcome
 
@@ -389,6 +393,9 @@ class _Journal:
         self.indices = array("q")
         self.offsets = array("q")
         self.errors: list[dict[str, Any]] = []
+        self.cut = 0  # rows whose prompt the model cut to fit max_seq_len
+        self.cut_example: dict[str, Any] | None = None
+        self.tokens = TokenTally()
         self.out: Any = None
 
     def open(self) -> None:
@@ -408,6 +415,10 @@ class _Journal:
             self.failed.append("error" in r)
             if "error" in r:
                 self.errors.append(r["error"])
+            self.tokens.add(r)
+            if "truncated" in r:
+                self.cut += 1
+                self.cut_example = self.cut_example or r["truncated"]
         self.out.flush()
 
 
@@ -469,6 +480,9 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
         raise _ScoringFailed(scoring_error)
     if errors:
         extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+    extra["truncated_prompts"] = state.cut  # on every run, cached or not: counted from the rows
+    extra["tokens"] = state.tokens.result()
+    cut_warning(task, state.cut, len(golds), state.cut_example)
     return extra, len(golds)
 
 
@@ -518,8 +532,9 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
             console=console, disable=not show_progress, transient=False) as bar:
         bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
         for name, group in order.items():
-            try:
-                model = group[0].make_model()
+            try:  # a model whose every task was refused at plan time is never loaded: each fails with its reason
+                refused = all(t.settings.get("refused") is not None for t in group)
+                model = None if refused else group[0].make_model()
             except PromptweaveError as exc:
                 for t in group:  # each task says why it has no predictions
                     outcomes.append(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)))

@@ -151,9 +151,18 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
         report.datasets, report.models = len(ds_ids), len(model_ids)
         opened: dict[int, Any] = {}
         abbrs_d, abbrs_m = cfg.dataset_abbrs(), cfg.model_abbrs()
+        try:
+            from promptweave.config.pairs import allowed_pairs
+
+            allowed = allowed_pairs(cfg)  # model_dataset_combinations: only the pairs run would plan
+        except PromptweaveError as exc:
+            report.add(exc)
+            return report
         for i in ds_ids:
             form = _form(cfg.datasets[i], str(path), i)
             for j in model_ids:
+                if allowed is not None and (i, j) not in allowed:
+                    continue
                 if dataset_file and form in _SCORING_FORMS and cfg.models[j]["abbr"] == "api-chat":
                     continue  # scoring needs token log-probs: checked against the plain LM only
                 if dataset_file and form == "function_call" and cfg.models[j]["abbr"] == "plain-lm":

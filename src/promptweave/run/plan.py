@@ -10,7 +10,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
-from promptweave.errors import ConfigError, DataError, PromptweaveError, PromptweaveWarning, RoleError, UnsupportedError
+from promptweave.errors import (ConfigError, DataError, ModelError, PromptweaveError, PromptweaveWarning, RoleError,
+                                UnsupportedError)
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import build_model, cfg_get, generation_params, load_token_counter, model_name
 from promptweave.run.task import LazyRecords, Task
@@ -371,7 +372,12 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     from promptweave.config import open_dataset, open_model
     from promptweave.engine import PromptBuilder
 
+    from promptweave.config.pairs import allowed_pairs, paired
+    from promptweave.run.estimate import prices
+    from promptweave.run.verdicts import check_chat_template  # the checks lint, --dry-run and run share
+
     counters = _Counters(token_counter)
+    tokenizer_checks: dict[int, Any] = {}
     file = str(cfg.path)
 
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
@@ -380,8 +386,13 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     for j in model_ids:
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
+        prices(cfg.models[j], file=file, where=f"models[{j}]")  # input_price / output_price, for the estimate
     tasks: list[Task] = []
+    allowed, every_model = allowed_pairs(cfg), (model_ids, specs)
     for i in ds_ids:
+        model_ids, specs = paired(allowed, i, *every_model)  # model_dataset_combinations: this dataset's models
+        if not model_ids:
+            continue
         ds = opened.get(i)
         if ds is None:
             if cfg.datasets[i].get("prompt_variants") is not None:  # spread hook: user-written variants are templates
@@ -449,7 +460,8 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                 from promptweave.infer.local_lm import check_local_lm  # eval hook: corpus-loss forms
 
                 check_local_lm(mode, mcfg, file=file, where=f"models[{j}]")
-            except UnsupportedError as exc:  # this pair only: the other tasks still run, this one fails with it
+                check_chat_template(build_mode, mcfg, file=file, where=f"models[{j}]", seen=tokenizer_checks)
+            except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks run, this one fails
                 tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                                   records=[], mode=mode, evaluation=evaluation, settings={"refused": exc}))
                 continue

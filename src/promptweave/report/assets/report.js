@@ -36,16 +36,6 @@
   }
   const isLabelMap = (p) => p !== null && typeof p === "object" && !Array.isArray(p) && !("role" in p);
 
-  function firstText(p) {
-    if (typeof p === "string") return p;
-    if (Array.isArray(p)) {
-      const last = p[p.length - 1];
-      return last === undefined ? "" : typeof last === "string" ? last : show(last.prompt !== undefined ? last.prompt : last.content);
-    }
-    if (isLabelMap(p)) { const k = Object.keys(p)[0]; return k === undefined ? "" : firstText(p[k]); }
-    return show(p);
-  }
-
   function partText(part) {
     if (typeof part === "string") return part;
     if (part && part.type === "text") return part.text;
@@ -59,6 +49,60 @@
     return show(part);
   }
 
+  // a message's role in the template (HUMAN) and as sent on the wire (user), as the HTTP model maps it
+  const WIRE = INDEX.wire_roles || {};
+  const wireRole = (role) => (typeof role === "string" ? (WIRE[role] || role.toLowerCase()) : "");
+
+  // the full text of a prompt (messages' contents joined; a ppl row's first label), for the shared prefix
+  function fullText(p) {
+    if (typeof p === "string") return p;
+    if (Array.isArray(p)) return p.map((m) => (typeof m === "string" ? m : Array.isArray(m) ? "" : show(m.prompt !== undefined ? m.prompt : m.content))).join("\n");
+    if (isLabelMap(p)) { const k = Object.keys(p)[0]; return k === undefined ? "" : fullText(p[k]); }
+    return show(p);
+  }
+
+  // the start every row of a task shares (its in-context examples, instructions), cut back to a line start;
+  // read from up to 1000 rows spread over the task, and checked on each row before it is cut off
+  function sharedPrefix(rows) {
+    if (rows.length < 2) return "";
+    const step = Math.max(1, Math.floor(rows.length / 1000));
+    let pre = fullText(rows[0].prompt);
+    for (let i = step; i < rows.length && pre; i += step) {
+      const t = fullText(rows[i].prompt);
+      let n = 0;
+      const m = Math.min(pre.length, t.length);
+      while (n < m && pre.charCodeAt(n) === t.charCodeAt(n)) n++;
+      pre = pre.slice(0, n);
+    }
+    return pre.slice(0, pre.lastIndexOf("\n") + 1);
+  }
+
+  function ownText(p, prefix) {
+    const t = fullText(p);
+    return prefix && t.startsWith(prefix) ? t.slice(prefix.length) : t;
+  }
+
+  // a prompt the model cut to fit max_seq_len: the dropped start struck through, or the decoded text it received
+  function renderCut(p, cut) {
+    if (typeof p === "string" && typeof cut.dropped_chars === "number") {
+      const pre = el("pre", { class: "prompt prompt-text cut" });
+      pre.append(el("del", { class: "dropped", title: "dropped: the model never received this part", text: p.slice(0, cut.dropped_chars) }),
+        document.createTextNode(p.slice(cut.dropped_chars)));
+      return pre;
+    }
+    if (typeof cut.sent_text === "string") {
+      return el("div", {}, el("pre", { class: "prompt prompt-sent", text: cut.sent_text }),
+        el("details", {}, el("summary", { text: "the prompt before it was cut" }), renderPrompt(p)));
+    }
+    return renderPrompt(p);
+  }
+
+  function cutNote(cut) {
+    const why = "max_seq_len " + cut.max_seq_len + (cut.reserved ? " less max_out_len " + cut.reserved : "");
+    return el("p", { class: "cut-note", text: "cut to fit (" + why + "): the model received the last " + cut.tokens_after + " of " +
+      cut.tokens_before + " tokens; the first " + (cut.tokens_before - cut.tokens_after) + " (struck through) were dropped from the " + cut.side });
+  }
+
   // the prompt exactly as sent: a text, or the message list (role + content, content parts labelled)
   function renderPrompt(p) {
     if (typeof p === "string") return el("pre", { class: "prompt prompt-text", text: p });
@@ -69,7 +113,10 @@
         if (Array.isArray(m)) { box.append(el("pre", { class: "prompt ids", text: "<token ids " + JSON.stringify(m) + ">" })); continue; }
         const body = m.prompt !== undefined ? m.prompt : m.content;
         const role = show(m.role);
-        const msg = el("div", { class: "msg r-" + role.replace(/[^A-Za-z0-9_-]/g, "") }, el("div", { class: "role", text: role }));
+        const roleBox = el("div", { class: "role", text: role });
+        const wire = wireRole(m.role);
+        if (wire && wire !== role) roleBox.append(el("span", { class: "wire", title: "the role as sent to the model", text: "→ " + wire }));
+        const msg = el("div", { class: "msg r-" + role.replace(/[^A-Za-z0-9_-]/g, ""), "data-wire-role": wire }, roleBox);
         msg.append(el("pre", { class: "prompt msg-body", text: typeof body === "string" ? body : (Array.isArray(body) ? body.map(partText).join("\n") : show(body)) }));
         box.append(msg);
       }
@@ -84,7 +131,7 @@
     return d;
   }
 
-  const SHOWN = new Set(["index", "prompt", "output", "prediction", "gold", "correct", "shot_ids", "retrieved_ids", "error", "turn_id", "success"]);
+  const SHOWN = new Set(["index", "prompt", "output", "prediction", "gold", "correct", "shot_ids", "retrieved_ids", "error", "turn_id", "success", "truncated"]);
 
   function rowDetail(t, r) {
     const [vtext, vcls] = verdict(r);
@@ -115,6 +162,8 @@
           parts.push(d);
         }
       }
+    } else if (r.truncated) {
+      parts.push(el("h4", { text: "prompt as the model received it (cut)" }), cutNote(r.truncated), renderCut(r.prompt, r.truncated));
     } else {
       parts.push(el("h4", { text: "prompt (exactly as sent)" }), renderPrompt(r.prompt));
     }
@@ -142,12 +191,7 @@
       const pick = el("a", { href: "#rows", text: o.model });
       pick.addEventListener("click", () => {
         sel.value = String(tasks.indexOf(o));
-        openTask(tasks.indexOf(o)).then(() => {
-          const d = $("detail");
-          d.replaceChildren(...rowDetail(o, same));
-          d.hidden = false;
-          otherModels(o, same, d);
-        });
+        openTask(tasks.indexOf(o)).then(() => showDetail(o, same));
       });
       tb.append(el("tr", {}, el("td", {}, pick), el("td", { class: vc, text: vt }), el("td", { text: show(same.prediction) }),
         el("td", { text: JSON.stringify(same.prompt) === mine ? "same prompt" : "different prompt" })));
@@ -164,8 +208,34 @@
   const sel = document.getElementById("task-select");
   const runTag = (t) => (INDEX.mode === "compare" ? (t.run === 0 ? "A · " : "B · ") : "");
   tasks.forEach((t, k) => sel.append(el("option", { value: String(k), text: runTag(t) + t.dataset + " × " + t.model + " (" + t.n + " rows, " + t.status + ")" })));
-  const state = { task: null, rows: [], hay: null, view: [], page: 0 };
+  const state = { task: null, rows: [], hay: null, view: [], page: 0, prefix: "" };
   const $ = (id) => document.getElementById(id);
+
+  // a drill-down has a URL: #task=<run:>model/dataset&row=<index>[&turn=<turn>] opens it
+  const taskId = (t) => (INDEX.mode === "compare" ? (t.run === 0 ? "A:" : "B:") : "") + t.key;
+  function showDetail(t, r) {
+    const d = $("detail");
+    d.replaceChildren(...rowDetail(t, r));
+    d.hidden = false;
+    otherModels(t, r, d);
+    const frag = "task=" + encodeURIComponent(taskId(t)) + "&row=" + encodeURIComponent(show(r.index)) +
+      (r.turn_id !== undefined ? "&turn=" + encodeURIComponent(show(r.turn_id)) : "");
+    history.replaceState(null, "", "#" + frag);
+  }
+  async function openFromHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const want = h.get("task"), row = h.get("row"), turn = h.get("turn");
+    if (!want || row === null) return false;
+    const k = tasks.findIndex((t) => taskId(t) === want);
+    if (k < 0) return false;
+    sel.value = String(k);
+    await openTask(k);
+    const r = state.rows.find((x) => show(x.index) === row && (turn === null || show(x.turn_id) === turn));
+    if (!r) return false;
+    showDetail(state.task, r);
+    $("detail").scrollIntoView();
+    return true;
+  }
 
   function fillSelect(s, values) {
     s.replaceChildren(el("option", { value: "", text: "any" }));
@@ -177,6 +247,7 @@
     state.task = t;
     state.rows = await decode(t.blob);
     state.hay = null;
+    state.prefix = sharedPrefix(state.rows);
     const distinct = (f) => Array.from(new Set(state.rows.map((r) => show(r[f])))).sort().slice(0, 200);
     fillSelect($("gold-filter"), distinct("gold"));
     fillSelect($("pred-filter"), distinct("prediction"));
@@ -213,14 +284,11 @@
       const tr = el("tr", { "data-pos": String(i) },
         el("td", { class: "num", text: String(i) }), el("td", { class: "num", text: show(r.index) }),
         el("td", { class: vcls, text: vtext }), el("td", { text: show(r.prediction) }), el("td", { text: show(r.gold) }),
-        el("td", { text: show(r.shot_ids) }), el("td", { text: firstText(r.prompt).slice(0, 200) }));
+        el("td", { text: show(r.shot_ids) }), el("td", { class: "own", text: ownText(r.prompt, state.prefix).slice(0, 300) }));
       tr.addEventListener("click", () => {
         for (const x of body.querySelectorAll("tr.sel")) x.classList.remove("sel");
         tr.classList.add("sel");
-        const d = $("detail");
-        d.replaceChildren(...rowDetail(state.task, r));
-        d.hidden = false;
-        otherModels(state.task, r, d);
+        showDetail(state.task, r);
       });
       frag.append(tr);
     }
@@ -242,19 +310,27 @@
   async function initCompare() {
     const changes = await decode("changes");
     const cs = $("change-task");
-    changes.forEach((c, k) => cs.append(el("option", { value: String(k), text: c.dataset + " × " + c.model + " (" + c.changed.length + " changed)" })));
+    const counted = (n) => "prompt " + n.prompt + ", answer " + n.answer + ", verdict " + n.verdict;
+    changes.forEach((c, k) => cs.append(el("option", { value: String(k), text: c.dataset + " × " + c.model + " (" + (c.changed.length + (c.truncated || 0)) + " changed: " + counted(c.counts) + ")" })));
     const render = () => {
       const c = changes[Number(cs.value)];
       const meta = INDEX.changes[Number(cs.value)];
-      $("change-summary").textContent = c ? (c.changed.length + " changed, " + meta.unchanged + " unchanged, " + meta.unmatched + " in one run only" + (meta.truncated ? ", " + meta.truncated + " more not shown" : "")) : "no task in both runs";
+      $("change-summary").textContent = c ? ((c.changed.length + (meta.truncated || 0)) + " row(s) changed (" + counted(c.counts) + "), " + meta.unchanged + " unchanged, " + meta.unmatched + " in one run only" + (meta.truncated ? ", " + meta.truncated + " more not shown" : "")) : "no task in both runs";
       const body = $("change-body");
       body.replaceChildren();
       $("change-detail").hidden = true;
       if (!c) return;
       c.changed.forEach((ch) => {
         const [va, ca] = verdict(ch.a), [vb, cb] = verdict(ch.b);
-        const tr = el("tr", {}, el("td", { class: "num", text: show(ch.a.index) }), el("td", { class: ca, text: va }), el("td", { class: cb, text: vb }),
-          el("td", { text: show(ch.a.prediction) }), el("td", { text: show(ch.b.prediction) }), el("td", { text: ch.diff ? "differs" : "same" }));
+        const inline = el("td", { class: "inline-diff" });
+        if (ch.diff) {
+          const lines = ch.diff.filter(([op]) => op !== "=");
+          for (const [op, line] of lines.slice(0, 4)) inline.append(el("div", { class: op === "+" ? "d-add" : "d-del", text: op + " " + line }));
+          if (lines.length > 4) inline.append(el("div", { class: "muted", text: "… " + (lines.length - 4) + " more changed line(s)" }));
+        } else inline.textContent = "same";
+        const tr = el("tr", { "data-what": ch.what.join(" ") }, el("td", { class: "num", text: show(ch.a.index) }), el("td", { class: "what", text: ch.what.join(", ") }),
+          el("td", { class: ca, text: va }), el("td", { class: cb, text: vb }),
+          el("td", { text: show(ch.a.prediction) }), el("td", { text: show(ch.b.prediction) }), inline);
         tr.addEventListener("click", () => {
           const d = $("change-detail");
           const side = el("div", { class: "side" },
@@ -278,8 +354,9 @@
 
   // ``data-ready`` and PW_TIMING let tests and benchmarks see when the first rows are on screen
   window.PW_TIMING = {};
+  window.addEventListener("hashchange", () => { openFromHash().catch((e) => { console.error(e); }); });
   if (tasks.length) {
-    openTask(0).then(() => {
+    (location.hash.includes("task=") ? openFromHash().then((ok) => ok || openTask(0)) : openTask(0)).then(() => {
       window.PW_TIMING.rowsShown = performance.now();
       document.body.dataset.ready = "1";
     }).catch((e) => { console.error(e); });

@@ -185,7 +185,13 @@ class RayExecutor:
         ds_ids = list(req.datasets) if req.datasets is not None else list(range(len(cfg.datasets)))
         model_ids = list(req.models) if req.models is not None else list(range(len(cfg.models)))
         planned = []
+        from promptweave.config.pairs import allowed_pairs
+
+        allowed, every_model = allowed_pairs(cfg), model_ids
         for i in ds_ids:
+            model_ids = [j for j in every_model if allowed is None or (i, j) in allowed]  # model_dataset_combinations
+            if not model_ids:
+                continue
             ds = open_dataset(cfg, i)
             mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
                               settings=ds.inferencer.settings, file=str(cfg.path))

@@ -1,0 +1,58 @@
+"""Tokens a task used, per row and in total (results ``tokens``; the report shows them per task).
+
+A local model counts exactly, with its own tokenizer, what it received (``prompt_tokens`` on each row); for other
+models the count is estimated from the characters (about 4 a token, as ``run --dry-run`` estimates) and the results
+say so. Outputs are counted the same way.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from promptweave.run.estimate import CHARS_PER_TOKEN, text_chars
+
+
+def _chars(value: Any) -> int:
+    if isinstance(value, dict) and "role" not in value:
+        return sum(text_chars(v) for v in value.values())  # ppl: every label's prompt is read
+    return text_chars(value)
+
+
+def count_rows(rows: list[dict[str, Any]], model: Any) -> None:
+    """Add ``prompt_tokens`` (exact) to each row a local model can count."""
+    ids_of = getattr(model, "prompt_ids", None)
+    if ids_of is None:
+        return
+    for row in rows:
+        prompt = row.get("prompt")
+        if prompt is None:
+            continue
+        parts = list(prompt.values()) if isinstance(prompt, dict) and "role" not in prompt else [prompt]
+        try:
+            counted = [ids_of(p) for p in parts]
+        except Exception:  # noqa: BLE001 - counting is a report figure; a prompt it cannot read is not counted
+            continue
+        if all(c is not None for c in counted):
+            row["prompt_tokens"] = sum(len(c) for c in counted)
+
+
+class TokenTally:
+    """A task's token totals, added to row by row."""
+
+    def __init__(self) -> None:
+        self.prompt = self.output = 0
+        self.exact = True
+
+    def add(self, row: dict[str, Any]) -> None:
+        if "prompt_tokens" in row:
+            self.prompt += int(row["prompt_tokens"])
+        else:
+            self.exact = False
+            self.prompt += -(-_chars(row.get("prompt")) // CHARS_PER_TOKEN)
+        out = row.get("output")
+        if isinstance(out, str):
+            self.output += -(-len(out) // CHARS_PER_TOKEN)
+
+    def result(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "output": self.output,
+                "counted": "exact prompt tokens (the model's tokenizer); outputs estimated" if self.exact
+                else f"estimated (characters / {CHARS_PER_TOKEN})"}
