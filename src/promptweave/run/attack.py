@@ -20,18 +20,17 @@ from promptweave.infer import infer_gen
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
+from promptweave.run.batches import ROWS_PER_BATCH, batches
+from promptweave.run.output import failure_summary, safe_name, write_atomic
 
 
 def attacklog_path(workdir: Path, task: Any) -> Path:
-    from promptweave.run.execute import _safe
-
-    return workdir / "attack" / _safe(task.model_name) / f"{_safe(task.dataset)}_attacklog.txt"
+    return workdir / "attack" / safe_name(task.model_name) / f"{safe_name(task.dataset)}_attacklog.txt"
 
 
 def run_attack(task: Any, model: Any, cache: ResponseCache, progress: Callable[[int], None] | None,
                ppath: Path, workdir: Path, on_row_error: str) -> tuple[dict[str, Any], int]:
     from promptweave.infer.attack import prompt_score, rank, selection_log
-    from promptweave.run.execute import ROWS_PER_BATCH, _batches, _failure_summary, write_atomic
 
     attack = task.settings["attack"]
     ev = task.evaluation
@@ -42,7 +41,7 @@ def run_attack(task: Any, model: Any, cache: ResponseCache, progress: Callable[[
     n_rows = 0
     for k, (prompt, records) in enumerate(zip(attack.prompts, task.records.variants)):
         rows: list[dict[str, Any]] = []
-        for batch in _batches(records, ROWS_PER_BATCH):
+        for batch in batches(records, ROWS_PER_BATCH):
             by_index = {r.index: r for r in batch}
             for g in infer_gen(model, batch, task.params, cache, progress):
                 row = {"index": g.index, "prompt_id": k, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids,
@@ -78,5 +77,5 @@ def run_attack(task: Any, model: Any, cache: ResponseCache, progress: Callable[[
                                                   "best_prompt_id": ranked[0]["prompt_id"] if ranked else None,
                                                   "prompts": ranked, "log": str(log)}}
     if errors:
-        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors))
     return extra, n_rows

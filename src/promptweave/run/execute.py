@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import json
 import os
-import re
 import tempfile
 import warnings
 from array import array
@@ -18,67 +17,12 @@ from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
 from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
 from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
 from promptweave.infer.records import RecordChunk, to_jsonable
+from promptweave.run.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.run.task import LazyRecords, Task, TaskOutcome
+from promptweave.run.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
+from promptweave.run.task import Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
-ROWS_PER_BATCH = 4096
-"""Rows built, sent and written per batch: bounds a task's memory; large enough that the API
-concurrency stays busy (a batch's slowest request holds the next batch back only once)."""
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
-
-
-def predictions_path(workdir: Path, task: Task) -> Path:
-    return workdir / "predictions" / _safe(task.model_name) / f"{_safe(task.dataset)}.jsonl"
-
-
-def results_path(workdir: Path, task: Task) -> Path:
-    return workdir / "results" / _safe(task.model_name) / f"{_safe(task.dataset)}.json"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` at once; the temp name is unique, so concurrent writers never collide."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-_write_atomic = write_atomic  # the name other modules used before
-
-
-def _jsonl(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
-
-
-def _batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]:
-    """Records in batches of at most ``rows_per_batch`` rows; a row's records (PPL labels) stay together."""
-    if isinstance(records, LazyRecords):  # perf: the builder's own chunks, with their prompt lists
-        yield from records.batches(rows_per_batch)
-        return
-    batch: list[Any] = []
-    seen = 0
-    last = object()
-    for r in records:
-        if r.index != last:
-            if seen == rows_per_batch:
-                yield batch
-                batch, seen = [], 0
-            seen += 1
-            last = r.index
-        batch.append(r)
-    if batch:
-        yield batch
 
 
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
@@ -211,13 +155,6 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int]
     return out, golds, correct, judges
 
 
-def _failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for e in errors:
-        kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
-    return kinds
-
-
 def _failed_result(task: Task, error: str) -> dict[str, Any]:
     return {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
             "error": error}
@@ -251,7 +188,7 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
             from promptweave.run.multiturn import run_multiturn
 
             rows, extra = run_multiturn(task, model, cache, progress)
-            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+            write_atomic(ppath, "".join(jsonl(r) for r in rows))
             n_rows = task.rows
         elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
             from promptweave.run.attack import run_attack
@@ -331,7 +268,7 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     out: list[dict[str, Any]] = []
-    for batch in _batches(task.records, rows_per_batch):
+    for batch in batches(task.records, rows_per_batch):
         out.extend(_rows(task, batch, model, cache, progress))
     return out, None
 
@@ -358,7 +295,7 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
             from promptweave.run.multiturn import multiturn_scores
 
             extra = multiturn_scores(task, rows, meta)
-            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+            write_atomic(ppath, "".join(jsonl(r) for r in rows))
             n_rows = n_total
         else:
             state = _Journal(journal)
@@ -401,7 +338,7 @@ class _Journal:
     def add(self, rows: list[dict[str, Any]]) -> None:
         for r in rows:
             self.offsets.append(self.out.tell())
-            self.out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
+            self.out.write(jsonl(r).encode("utf-8", "backslashreplace"))
             self.preds.append(r["prediction"])
             self.golds.append(r["gold"])
             self.indices.append(r["index"])
@@ -423,7 +360,7 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
     state = _Journal(journal)
     state.open()
     try:
-        for batch in _batches(task.records, rows_per_batch):
+        for batch in batches(task.records, rows_per_batch):
             rows = _rows(task, batch, model, cache, progress)
             state.add(rows)
             del rows, batch
@@ -457,7 +394,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
                     row["correct"] = correct[n]
                     if judges is not None and judges[n] is not None:
                         row["judge"] = judges[n]
-                    line = _jsonl(row)
+                    line = jsonl(row)
                 dst.write(line)
         os.replace(tmp, ppath)
     except BaseException:
@@ -468,7 +405,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     if scoring_error is not None:
         raise _ScoringFailed(scoring_error)
     if errors:
-        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors))
     return extra, len(golds)
 
 

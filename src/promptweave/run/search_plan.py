@@ -63,7 +63,7 @@ def search_tasks(cfg: Any, ds: Any, raw: Any, i: int, mode: str, todo: range, go
     from promptweave.engine import PromptBuilder
     from promptweave.evaluate import build_evaluation
     from promptweave.models.factory import cfg_get, generation_params
-    from promptweave.run.plan import _records, _role_error, prompt_budget
+    from promptweave.run.plan_records import prompt_budget, role_error, task_records
 
     file = str(cfg.path)
     settings = ds.inferencer.settings
@@ -110,12 +110,12 @@ def search_tasks(cfg: Any, ds: Any, raw: Any, i: int, mode: str, todo: range, go
                 params = generation_params(mcfg, max_out_len=settings.get("max_out_len"))
                 budget = prompt_budget(settings.get("max_seq_len"), cfg_get(mcfg, "max_seq_len"), mode="gen",
                                        max_out_len=params.max_out_len, where=f"{where}.max_seq_len")
-                per_prompt = [_records(PromptBuilder(v, mspec, "gen"), v, todo, load_data, budget, counters, j, mcfg)
+                per_prompt = [task_records(PromptBuilder(v, mspec, "gen"), v, todo, load_data, budget, counters, j, mcfg)
                               for v in variants]
                 records = VariantRecords(per_prompt, len(todo) if load_data else 1)
                 extra = {"attack": attack}
         except RoleError as exc:
-            raise _role_error(exc, raw, i, j, file) from None
+            raise role_error(exc, raw, i, j, file) from None
         tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
                           records=records, mode=mode, params=params, evaluation=evaluation,
                           golds=golds if load_data else {}, settings=extra))

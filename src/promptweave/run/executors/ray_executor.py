@@ -206,7 +206,7 @@ class RayExecutor:
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.run.execute import _safe
+        from promptweave.run.output import safe_name as _safe
         from promptweave.run.executors.shared import in_blocks
 
         cfg = req.config
@@ -252,7 +252,7 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.run.execute import _write_atomic
+        from promptweave.run.output import write_atomic as _write_atomic
 
         self.t0 = time.monotonic()
         ray = self._connect()
