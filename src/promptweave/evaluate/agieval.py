@@ -6,7 +6,7 @@ from typing import Any
 
 from promptweave.evaluate import math_equiv
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check, _pct
+from promptweave.evaluate.evaluators import Evaluator, check_lengths, pct
 
 
 def remove_few_shot_prefix(s: str) -> str:
@@ -93,8 +93,8 @@ class AGIEvalEvaluator(Evaluator):
     name = "AGIEvalEvaluator"
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         parsed = [parse_math_answer(str(p)) for p in predictions]
         ok = [agieval_is_equiv(p, r) for p, r in zip(parsed, references)]
-        return Scores({"score": _pct(sum(ok), len(predictions))}, ok,
+        return Scores({"score": pct(sum(ok), len(predictions))}, ok,
                       [{"pred": p, "answer": r, "correct": c} for p, r, c in zip(parsed, references, ok)])

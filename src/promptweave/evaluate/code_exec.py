@@ -23,7 +23,7 @@ from typing import Any
 
 from promptweave.errors import CodeExecutionError
 from promptweave.evaluate.context import Scores
-from promptweave.evaluate.evaluators import _check
+from promptweave.evaluate.evaluators import check_lengths
 
 FLAG = "--allow-code-exec"
 
@@ -231,7 +231,7 @@ class HumanEvalEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = list(ctx.rows)
         jobs, owners = [], []
         for i, (preds, row) in enumerate(zip(predictions, rows)):
@@ -301,7 +301,7 @@ class MBPPEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs = []
         for pred, ref in zip(predictions, references):
             tests = "\n".join(ref) if isinstance(ref, (list, tuple)) else str(ref)
@@ -329,7 +329,7 @@ class MBPPPassKEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners = [], []
         for i, (preds, ref) in enumerate(zip(predictions, references)):
             if not isinstance(ref, dict) or "test_list_2" not in ref or "task_id" not in ref:
@@ -434,7 +434,7 @@ class LCEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners = [], []
         for i, (pred, ref) in enumerate(zip(predictions, references)):
             tests, _ = self._tests(ref)
@@ -468,7 +468,7 @@ class LCPassKEvaluator(LCEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners, samples = [], [], []
         for i, (preds, ref) in enumerate(zip(predictions, references)):
             tests, tid = self._tests(ref)

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from promptweave.evaluate.context import Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 
 _MAX_EXPONENT = 64  # a larger power cannot come back to 24 from the puzzle's small numbers, and is costly
 _MAX_TEXT = 10_000
@@ -69,7 +69,7 @@ class Game24Evaluator(Evaluator):
     name = "Game24Evaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         correct = []
         for p, r in zip(predictions, references):
             p, r = str(p if p is not None else ""), str(r if r is not None else "")

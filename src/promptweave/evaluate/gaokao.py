@@ -20,7 +20,7 @@ from typing import Any
 
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 
 QUESTION_TYPES = ("single_choice", "multi_choice", "multi_question_choice", "five_out_of_seven", "cloze",
                   "subjective", "correction")
@@ -65,7 +65,7 @@ class GaokaoBenchEvaluator(Evaluator):
         self.question_type = question_type
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         if self.question_type not in SCORED:
             return Scores({"score": 0.0}, [None] * len(predictions))
         got = possible = 0

@@ -10,13 +10,13 @@ from typing import Any
 from promptweave.errors import JudgeError
 
 
-def _safe(name: str) -> str:  # the run's file naming (run/execute.py)
+def safe_name(name: str) -> str:  # the run's file naming (run/execute.py)
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
 
 
 def judge_records(workdir: Path, model: str, dataset: str, indices: Sequence[int] | None) -> list[dict[str, Any]]:
     """``{"dataset", "model", "index", "prediction", "gold", "judge"}`` for the judged rows among ``indices``."""
-    path = Path(workdir) / "predictions" / _safe(model) / f"{_safe(dataset)}.jsonl"
+    path = Path(workdir) / "predictions" / safe_name(model) / f"{safe_name(dataset)}.jsonl"
     if not path.is_file():
         raise JudgeError("no predictions for this dataset × model in the work dir", file=str(path),
                          expected="the -w folder of a finished `promptweave run`")

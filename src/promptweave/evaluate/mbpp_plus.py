@@ -33,7 +33,7 @@ from promptweave.errors import CodeExecutionError, DataNotFoundError, Promptweav
 from promptweave.evaluate import code_exec
 from promptweave.evaluate.code_exec import Limits, mbpp_answer, require_flag, run_many
 from promptweave.evaluate.context import Scores
-from promptweave.evaluate.evaluators import _check
+from promptweave.evaluate.evaluators import check_lengths
 
 MIN_TIME_LIMIT = 0.2  # OpenCompass's min_time_limit for evalplus
 TIME_LIMIT_FACTOR = 4.0  # gt_time_limit_factor
@@ -329,7 +329,7 @@ class MBPPPlusEvaluator:
 
     def score(self, predictions, references, ctx=None) -> Scores:
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         keys = [task_key(r) for r in references]
         rows = list(ctx.rows) if ctx is not None and ctx.rows else [{}] * len(keys)
         problems = self._problems(keys, rows)

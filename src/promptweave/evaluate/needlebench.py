@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 from promptweave.evaluate.math_equiv import extract_boxed_answer
 
 NO_ANSWER = "None"
@@ -40,7 +40,7 @@ class NeedleBenchATCEvaluator(Evaluator):
     name = "NeedleBenchATCEvaluator"
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         ok, details = [], []
         for pred, ref in zip(predictions, references):
             hit = str(pred).strip() == str(ref).strip()

@@ -22,7 +22,7 @@ from typing import Any
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import safe_regex
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check, _need
+from promptweave.evaluate.evaluators import Evaluator, check_lengths, need_package
 from promptweave.evaluate.extras import note_missing
 
 # -- postprocessors -----------------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ class _PMMEvalChoice(Evaluator):
         return str(ref)
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         ok, details = [], []
         for pred, ref in zip(predictions, references):
             reply, lang = _pair(pred, self.name)
@@ -158,7 +158,7 @@ class PMMEvalMGSMEvaluator(Evaluator):
     name = "PMMEvalMGSMEvaluator"
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         ok, details = [], []
         for pred, ref in zip(predictions, references):
             reply = pred[0] if isinstance(pred, (list, tuple)) and pred else pred
@@ -226,8 +226,8 @@ class PMMEvalFloresEvaluator(Evaluator):
         note_missing(self)
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
-        _need("sacrebleu", "metrics", self.name)
+        check_lengths(predictions, references, self.name)
+        need_package("sacrebleu", "metrics", self.name)
         from sacrebleu.metrics import BLEU
 
         rows = []
@@ -456,7 +456,7 @@ class PMMEvalHumanEvalXLEvaluator(Evaluator):
         from promptweave.evaluate.code_exec import require_flag
         from promptweave.evaluate.code_service import clean_up_code, evaluate_remote, service_url
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         require_flag(ctx, self.name)
         title = _PROGRAM_LANGUAGES[self.language]
         lines = [{"task_id": f"{title}/{i}", "generation": clean_up_code("" if p is None else str(p),

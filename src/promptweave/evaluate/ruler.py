@@ -11,7 +11,7 @@ from typing import Any
 
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 
 
 def _golds(ref: Any, who: str) -> list[str]:
@@ -28,7 +28,7 @@ class _Ruler(Evaluator):
     share = True
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         per, details = [], []
         for pred, ref in zip(predictions, references):
             text = "" if pred is None else str(pred).lower()

@@ -27,7 +27,7 @@ from typing import Any
 
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 from promptweave.evaluate.extras import note_missing
 
 # -- vocabularies (the tasks' fixed label sets) ------------------------------------------------------------------
@@ -402,7 +402,7 @@ class LawBenchEvaluator(Evaluator):
 
             found = reference_class("evaluator", "LawBenchEvaluator_2_1")
             if found is not None and not is_static(found[1]):  # bridge hook: read-only install = unavailable
-                from promptweave.evaluate.config import BridgedEvaluator
+                from promptweave.evaluate.bridged import BridgedEvaluator
 
                 self.inner = BridgedEvaluator(found[0], found[1], {}, "eval_cfg.evaluator")
         else:
@@ -416,7 +416,7 @@ class LawBenchEvaluator(Evaluator):
         return None
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         if self.inner is not None:
             return self.inner.score(predictions, references, ctx)
         if self.index not in TASKS:
@@ -442,3 +442,6 @@ def _for_index(index: str) -> type:
 
 
 BY_INDEX: dict[str, type] = {"LawBenchEvaluator_" + i.replace("-", "_"): _for_index(i) for i in INDICES}
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = dict(BY_INDEX)

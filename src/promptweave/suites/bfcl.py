@@ -27,7 +27,7 @@ from typing import Any
 
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, _check
+from promptweave.evaluate.evaluators import Evaluator, check_lengths
 
 _PY_TYPES: Mapping[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "float": (float,), "boolean": (bool,), "array": (list,),
@@ -171,7 +171,7 @@ class BFCLSingleTurnEvaluator(_BFCL):
 
             found = reference_class("evaluator", cls.name)
             if found is not None:
-                from promptweave.evaluate.config import BridgedEvaluator
+                from promptweave.evaluate.bridged import BridgedEvaluator
 
                 return BridgedEvaluator(found[0], found[1], {"category": category, "is_fc_model": is_fc_model,
                                                              **kwargs}, "evaluator")
@@ -189,7 +189,7 @@ class BFCLSingleTurnEvaluator(_BFCL):
 
     def score(self, predictions: Sequence[Any], references: Sequence[Any],
               ctx: EvalContext | None = None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = self._rows(len(predictions), ctx)
         correct: list[bool | None] = []
         details = []
@@ -239,3 +239,10 @@ class BFCLRelevanceEvaluator(_BFCL):
         n = sum(bool(c) for c in correct)
         return Scores({"accuracy": n / len(correct) if correct else 0.0, "correct_count": n,
                        "total_count": len(correct)}, correct, details)
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {
+    "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,
+    "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
+}
