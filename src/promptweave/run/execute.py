@@ -72,15 +72,15 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 
         out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
     elif task.mode == "tot":  # search hook: ToTInferencer's tree-of-thought search (run/tot.py)
-        from promptweave.run.tot import tot_rows
+        from promptweave.forms.tot import tot_rows
 
         out = tot_rows(task, records, model, cache, progress)
     elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
-        from promptweave.run.chat_turns import chat_rows
+        from promptweave.forms.chat import chat_rows
 
         out = chat_rows(task, records, model, cache, progress)
     elif task.mode == "agent":  # agent hook: AgentInferencer every / every_with_gt (infer/agent.py)
-        from promptweave.run.agent import agent_rows
+        from promptweave.forms.agent import agent_rows
 
         out = agent_rows(task, records, model, cache, progress)
     else:
@@ -185,13 +185,13 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     journal = ppath.with_name(ppath.name + ".partial")
     try:
         if task.mode == "multiturn":
-            from promptweave.run.multiturn import run_multiturn
+            from promptweave.forms.multiturn import run_multiturn
 
             rows, extra = run_multiturn(task, model, cache, progress)
             write_atomic(ppath, "".join(jsonl(r) for r in rows))
             n_rows = task.rows
         elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
-            from promptweave.run.attack import run_attack
+            from promptweave.forms.attack import run_attack
 
             extra, n_rows = run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
         else:
@@ -262,7 +262,7 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
     """
     if task.mode == "multiturn":
-        from promptweave.run.multiturn import multiturn_rows
+        from promptweave.forms.multiturn import multiturn_rows
 
         return multiturn_rows(task, model, cache, progress)
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
@@ -292,7 +292,7 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
     n_total = task.rows if rows_total is None else rows_total
     try:
         if meta is not None:
-            from promptweave.run.multiturn import multiturn_scores
+            from promptweave.forms.multiturn import multiturn_scores
 
             extra = multiturn_scores(task, rows, meta)
             write_atomic(ppath, "".join(jsonl(r) for r in rows))

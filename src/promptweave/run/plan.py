@@ -302,7 +302,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
         output = ds.reader.output_column
         golds = {k: _gold(ds.test[k], output) for k in todo}
         if mode in ("tot", "attack"):  # search hook: ToTInferencer / AttackInferencer (run/search_plan.py)
-            from promptweave.run.search_plan import search_tasks
+            from promptweave.forms.search_plan import search_tasks
 
             tasks += search_tasks(cfg, ds, raw, i, mode, todo, golds, model_ids, specs, make_model, allow_code,
                                   load_data, counters, where)
