@@ -63,11 +63,11 @@ def view_cmd(
             finals = [final_model(m) for m in models]
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
-                from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
+                from promptweave.forms.registry import view_dataset
 
-                spec, attack_note = first_prompt_spec(spec)
-                if attack_note:
-                    warnings.warn(attack_note, PromptweaveWarning, stacklevel=1)
+                spec, note = view_dataset(spec)  # the dataset as its form shows it (e.g. its first prompt filled)
+                if note:
+                    warnings.warn(note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 if judge is not None:  # eval hook: the judge's prompts from the run's predictions
                     from promptweave.evaluate.judge_view import judge_records, show_judge
@@ -208,11 +208,10 @@ class _Shim:
 
 
 def _chat_turns(spec: Any, model: Any) -> Any:
-    from promptweave.infer.agent import agent_turns_inferencer
-    from promptweave.infer.chat_turns import chat_turns_inferencer
+    """The row's prompts turn by turn when the dataset's form runs a conversation per row (its own ``view_turns``)."""
+    from promptweave.forms.registry import view_turns
 
-    # agent hook: AgentInferencer every / every_with_gt shows each turn's first call the same way
-    return chat_turns_inferencer(spec, model) or agent_turns_inferencer(spec, model)
+    return view_turns(spec, model)
 
 
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from promptweave.forms.base import DatasetPlan, Form
 from promptweave.run.task import Task
 
 IMAGES = "agent_files"  # figures the agents' code drew, under the work dir (CIBench's vis_sim reads them)
@@ -47,4 +48,56 @@ def agent_rows(task: Task, records: Sequence[Any], model: Any, cache: Any,
     return out
 
 
-__all__ = ["agent_rows"]
+class AgentForm(Form):
+    """AgentInferencer ``every`` / ``every_with_gt``: a ReAct code agent per chat (one record per chat), its model
+    calls made by the agent's llm, its code run in a sandboxed session; scored per row by the run."""
+
+    name = "agent"
+
+    def params(self, mcfg: Any, settings: Any) -> Any:
+        from promptweave.infer.agent import agent_llm
+        from promptweave.models.factory import generation_params
+
+        super().params(mcfg, settings)  # the model's own settings are checked as for any form
+        return generation_params(agent_llm(mcfg), stop=settings.get("stopping_criteria"),
+                                 generation_kwargs=settings.get("generation_kwargs"))
+
+    def model_type_cfg(self, mcfg: Any) -> Any:
+        from promptweave.infer.agent import agent_llm
+
+        return agent_llm(mcfg)
+
+    def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
+                   extra: dict[str, Any]) -> Task:
+        from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
+        from promptweave.run.task import ConversationRecord
+
+        todo = p.todo if p.load_data else range(0)
+        mcfg_raw, where = p.cfg.models[j], f"models[{j}]"
+        settings = default_data_dir(agent_settings(mcfg_raw, file=p.file, where=where))
+        if agent_llm(mcfg_raw) is not mcfg_raw:  # a CodeAgent / LagentAgent: its llm is the model that is sent prompts
+            from promptweave.engine.spec import ModelSpec
+
+            llm = agent_llm(mcfg_raw)
+            mspec = ModelSpec.from_config(llm, file=p.file, field_path=f"{where}.llm")
+        inf = AgentInferencer(p.ds, mspec, p.settings.get("infer_mode"), settings, file=p.file)
+        records = [ConversationRecord(k, len(inf.conversation(k))) for k in todo]
+        mcfg = agent_llm(mspec.config)
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                    records=records, mode=self.name, params=params, evaluation=evaluation,
+                    golds={k: p.golds.get(k) for k in todo}, multiturn=inf,
+                    settings={"infer_mode": inf.infer_mode, "agent": settings.source, "where": p.where})
+
+    def rows(self, task: Any, records: Sequence[Any], model: Any, cache: Any,
+             progress: Callable[[int], None] | None, gold: Callable[[int], Any]) -> list[dict[str, Any]]:
+        return agent_rows(task, records, model, cache, progress)
+
+    def view_turns(self, spec: Any, model: Any) -> Any:
+        from promptweave.infer.agent import agent_turns_inferencer
+
+        return agent_turns_inferencer(spec, model)
+
+
+FORM = AgentForm()
+
+__all__ = ["FORM", "agent_rows"]

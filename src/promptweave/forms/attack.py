@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from promptweave.forms.base import DatasetPlan, Form
 from promptweave.infer import infer_gen
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.failure import RowFailure
@@ -79,3 +80,28 @@ def run_attack(task: Any, model: Any, cache: ResponseCache, progress: Callable[[
     if errors:
         extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors))
     return extra, n_rows
+
+
+class AttackForm(Form):
+    """AttackInferencer: PromptBench's prompt selection; each prompt of ``original_prompt_list`` scored on the whole
+    dataset, ranked and logged (the task runs whole: it writes its own log)."""
+
+    name = "attack"
+
+    def plan_models(self, p: DatasetPlan) -> list:
+        from promptweave.forms.search_plan import search_tasks
+
+        return search_tasks(p.cfg, p.ds, p.raw, p.i, self.name, p.todo, p.golds, p.model_ids, p.specs, p.make_model,
+                            p.allow_code, p.load_data, p.counters, p.where)
+
+    def run_task(self, task: Any, model: Any, cache: Any, progress: Callable[[int], None] | None, ppath: Path,
+                 workdir: Path, on_row_error: str) -> tuple[dict[str, Any], int]:
+        return run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
+
+    def view_dataset(self, spec: Any) -> tuple[Any, str | None]:
+        from promptweave.infer.attack import first_prompt_spec
+
+        return first_prompt_spec(spec)
+
+
+FORM = AttackForm()

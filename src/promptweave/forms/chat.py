@@ -12,6 +12,7 @@ import copy
 from typing import Any, Callable, Sequence
 
 from promptweave.infer.chat_turns import chat_prediction
+from promptweave.forms.base import DatasetPlan, Form
 from promptweave.infer.records import to_jsonable
 from promptweave.run.task import Task
 
@@ -49,4 +50,35 @@ def chat_rows(task: Task, records: Sequence[Any], model: Any, cache: Any,
     return out
 
 
-__all__ = ["chat_rows"]
+class ChatForm(Form):
+    """ChatInferencer / ParallelChatInferencer ``every`` / ``every_with_gt``: each row's chat through the multi-turn
+    loop (one record per chat), scored per row by the run."""
+
+    name = "chat"
+
+    def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
+                   extra: dict[str, Any]) -> Task:
+        from promptweave.infer.chat_turns import chat_turns_inferencer
+        from promptweave.run.task import ConversationRecord
+
+        todo = p.todo if p.load_data else range(0)
+        inf = chat_turns_inferencer(p.ds, mspec, params=params, file=p.file)
+        records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode)) for k in todo]
+        mcfg = mspec.config
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                    records=records, mode=self.name, params=params, evaluation=evaluation,
+                    golds={k: p.golds.get(k) for k in todo}, multiturn=inf)
+
+    def rows(self, task: Any, records: Sequence[Any], model: Any, cache: Any,
+             progress: Callable[[int], None] | None, gold: Callable[[int], Any]) -> list[dict[str, Any]]:
+        return chat_rows(task, records, model, cache, progress)
+
+    def view_turns(self, spec: Any, model: Any) -> Any:
+        from promptweave.infer.chat_turns import chat_turns_inferencer
+
+        return chat_turns_inferencer(spec, model)
+
+
+FORM = ChatForm()
+
+__all__ = ["FORM", "chat_rows"]

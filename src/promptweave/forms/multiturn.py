@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from promptweave.infer.multiturn import FATAL_STATUS, CachedGenerate, ConversationResult
+from promptweave.forms.base import DatasetPlan, Form, score_settings
 from promptweave.infer.records import to_jsonable
+from promptweave.run.output import jsonl, write_atomic
 from promptweave.run.task import Task
 
-__all__ = ["FATAL_STATUS", "CachedGenerate", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
+__all__ = ["FATAL_STATUS", "FORM", "CachedGenerate", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
 
 
 def _turn_rows(task: Task, results: list[ConversationResult]) -> list[dict[str, Any]]:
@@ -107,3 +110,67 @@ def run_multiturn(task: Task, model: Any, cache: Any,
     """Run a multi-turn task: per-turn prediction rows (scored) and the result's extra fields."""
     rows, meta = multiturn_rows(task, model, cache, progress)
     return rows, multiturn_scores(task, rows, meta)
+
+
+class MultiTurnForm(Form):
+    """MultiTurnGenInferencer: one record per conversation; its prompts are built as the replies come in, and its
+    turns are scored per turn (``score_per`` / ``conversation_reduce`` in ``eval_cfg`` choose the headline)."""
+
+    name = "multiturn"
+    shared_index = False  # a conversation's prompts are built on the worker as replies come in
+
+    def plan(self, p: DatasetPlan) -> list[Task]:
+        from promptweave.evaluate import build_evaluation
+        from promptweave.infer.multiturn import MultiTurnGenInferencer
+        from promptweave.models.factory import generation_params
+        from promptweave.run.task import ConversationRecord
+
+        n = p.n if p.load_data else 0  # a conversation's turns come from real rows
+        rows = None if p.rows is None else p.todo
+        where = f"datasets[{p.i}].eval_cfg"
+        eval_cfg, score = score_settings(p.raw.get("eval_cfg"), multiturn=True, where=where)
+        evaluation = build_evaluation(eval_cfg, mode="gen", allow_code=p.allow_code, where=where)
+        settings = p.settings
+        tasks = []
+        for _j, mspec in zip(p.model_ids, p.specs):
+            mcfg = mspec.config
+            params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
+                                       stop=settings.get("stopping_criteria"))
+            inf = MultiTurnGenInferencer(p.ds, mspec, params=params)
+            records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
+                       for k in (range(n) if rows is None else rows)]
+            tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
+                              make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                              records=records, mode=self.name, params=params, evaluation=evaluation,
+                              multiturn=inf, score_per=score.get("score_per", "turn"),
+                              conversation_reduce=score.get("conversation_reduce", "all")))
+        return tasks
+
+    def run_task(self, task: Task, model: Any, cache: Any, progress: Callable[[int], None] | None, ppath: Path,
+                 workdir: Path, on_row_error: str) -> tuple[dict[str, Any], int]:
+        rows, extra = run_multiturn(task, model, cache, progress)
+        write_atomic(ppath, "".join(jsonl(r) for r in rows))
+        return extra, task.rows
+
+    def infer_rows(self, task: Task, model: Any, cache: Any,
+                   progress: Callable[[int], None] | None) -> tuple[list[dict[str, Any]], dict]:
+        return multiturn_rows(task, model, cache, progress)
+
+    def empty_meta(self, task: Task) -> dict:
+        return {"infer_mode": task.multiturn.infer_mode, "failed_conversations": []}
+
+    def score_rows(self, task: Task, rows: list[dict[str, Any]], meta: dict) -> dict[str, Any]:
+        return multiturn_scores(task, rows, meta)
+
+    def count_prompts(self, task: Task, cfg: Any, opened: dict, no_data: bool) -> int:
+        if no_data:
+            return len(task.records)
+        from promptweave.config import open_model
+        from promptweave.infer.multiturn import turn_prompts
+
+        spec = next(s for s in opened.values() if s.abbr == task.dataset)
+        m = open_model(cfg, cfg.model_abbrs().index(task.model_name))
+        return sum(len(turn_prompts(spec, m, r.index)) for r in task.records)
+
+
+FORM = MultiTurnForm()

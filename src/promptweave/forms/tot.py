@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from promptweave.forms.base import DatasetPlan, Form
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.records import to_jsonable
 from promptweave.infer.tot import infer_tot
@@ -33,3 +34,23 @@ def tot_rows(task: Any, records: Sequence[Any], model: Any, cache: ResponseCache
                        search=res.steps)
         out.append(row)
     return out
+
+
+class ToTForm(Form):
+    """ToTInferencer: a breadth-first tree-of-thought search per row (``infer/tot.py``); planned with the attack
+    form in ``forms/search_plan.py``."""
+
+    name = "tot"
+
+    def plan_models(self, p: DatasetPlan) -> list:
+        from promptweave.forms.search_plan import search_tasks
+
+        return search_tasks(p.cfg, p.ds, p.raw, p.i, self.name, p.todo, p.golds, p.model_ids, p.specs, p.make_model,
+                            p.allow_code, p.load_data, p.counters, p.where)
+
+    def rows(self, task: Any, records: Sequence[Any], model: Any, cache: Any,
+             progress: Callable[[int], None] | None, gold: Callable[[int], Any]) -> list[dict[str, Any]]:
+        return tot_rows(task, records, model, cache, progress)
+
+
+FORM = ToTForm()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import json
 import os
@@ -14,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
-from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
-from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
-from promptweave.infer.records import RecordChunk, to_jsonable
+from promptweave.forms.registry import form_for
+from promptweave.infer import ResponseCache
+from promptweave.infer.failure import ON_ROW_ERROR
+from promptweave.infer.records import RecordChunk
 from promptweave.run.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
 from promptweave.run.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
@@ -28,11 +28,10 @@ CACHE_FILE = "cache.sqlite"
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
-    ev = task.evaluation
-    if (task.mode in ("gen", "ppl", "clp") and task.golds is not None and isinstance(records, RecordChunk)
-            and records.columnar):
+    form = form_for(task.mode)
+    if form.columnar and task.golds is not None and isinstance(records, RecordChunk) and records.columnar:
         # a compiled chunk read by its columns: no record object, so none carries extra notes
         by_index: dict[int, Any] | None = None
         golds = task.golds
@@ -46,46 +45,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 
         def gold(i: int) -> Any:
             return task.gold(by_index[i])
-    out: list[dict[str, Any]] = []
-    if task.mode == "gen":
-        for g in infer_gen(model, records, task.params, cache, progress):
-            row = {"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids}
-            if isinstance(g.output, RowFailure):
-                row.update(output=None, prediction=None, gold=gold(g.index), error=g.output.to_json())
-            else:
-                row.update(output=g.output, prediction=ev.process_prediction(g.output), gold=gold(g.index))
-            out.append(row)
-    elif task.mode == "ppl":
-        for p in infer_ppl(model, records, cache, progress, normalizing_str=task.normalizing_str):
-            row = {"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
-                   "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()} if p.error is None
-                   else None, "prediction": p.prediction, "gold": gold(p.index)}
-            if p.error is not None:
-                row["error"] = p.error.to_json()
-            out.append(row)
-    elif task.mode == "clp":
-        for c in infer_clp(model, records, task.choices, cache, progress):
-            out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
-                        "output": c.probs, "prediction": c.prediction, "gold": gold(c.index)})
-    elif task.mode in ("sc", "ll", "ppl_only", "function_call", "inference_ppl", "sw_ce_loss"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
-        from promptweave.infer.forms import form_rows
-
-        out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
-    elif task.mode == "tot":  # search hook: ToTInferencer's tree-of-thought search (run/tot.py)
-        from promptweave.forms.tot import tot_rows
-
-        out = tot_rows(task, records, model, cache, progress)
-    elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
-        from promptweave.forms.chat import chat_rows
-
-        out = chat_rows(task, records, model, cache, progress)
-    elif task.mode == "agent":  # agent hook: AgentInferencer every / every_with_gt (infer/agent.py)
-        from promptweave.forms.agent import agent_rows
-
-        out = agent_rows(task, records, model, cache, progress)
-    else:
-        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat, agent or tot")
+    out = form.rows(task, records, model, cache, progress, gold)
     for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
@@ -184,16 +144,9 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     ppath = predictions_path(workdir, task)
     journal = ppath.with_name(ppath.name + ".partial")
     try:
-        if task.mode == "multiturn":
-            from promptweave.forms.multiturn import run_multiturn
-
-            rows, extra = run_multiturn(task, model, cache, progress)
-            write_atomic(ppath, "".join(jsonl(r) for r in rows))
-            n_rows = task.rows
-        elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
-            from promptweave.forms.attack import run_attack
-
-            extra, n_rows = run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
+        whole = form_for(task.mode).run_task(task, model, cache, progress, ppath, workdir, on_row_error)
+        if whole is not None:  # a form that runs (and writes) its task at once
+            extra, n_rows = whole
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)
@@ -259,12 +212,11 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     """The task's prediction rows for its records (any row range), failed rows with their ``error``; not scored.
 
     ``cache`` is anything with ResponseCache's ``get_many`` / ``put_many``. The second
-    value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
+    value is None, or what :func:`finish_task` needs for a form that scores its own rows (multi-turn).
     """
-    if task.mode == "multiturn":
-        from promptweave.forms.multiturn import multiturn_rows
-
-        return multiturn_rows(task, model, cache, progress)
+    got = form_for(task.mode).infer_rows(task, model, cache, progress)
+    if got is not None:  # a form that gives its rows (and what scoring needs) at once
+        return got
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     out: list[dict[str, Any]] = []
@@ -291,10 +243,8 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
     journal = ppath.with_name(ppath.name + ".partial")
     n_total = task.rows if rows_total is None else rows_total
     try:
-        if meta is not None:
-            from promptweave.forms.multiturn import multiturn_scores
-
-            extra = multiturn_scores(task, rows, meta)
+        if meta is not None:  # the form scores its own rows
+            extra = form_for(task.mode).score_rows(task, rows, meta)
             write_atomic(ppath, "".join(jsonl(r) for r in rows))
             n_rows = n_total
         else:

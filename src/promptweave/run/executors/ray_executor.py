@@ -178,6 +178,7 @@ class RayExecutor:
         work dir is touched."""
         from promptweave.config import open_dataset
         from promptweave.run.executors.shared import with_shared_index
+        from promptweave.forms.registry import form_for
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
@@ -186,9 +187,9 @@ class RayExecutor:
         planned = []
         for i in ds_ids:
             ds = open_dataset(cfg, i)
-            mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
-                              settings=ds.inferencer.settings, file=str(cfg.path))
-            shared = ds if mode == "multiturn" else with_shared_index(ds)
+            form = form_for(infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
+                                       settings=ds.inferencer.settings, file=str(cfg.path)))
+            shared = with_shared_index(ds) if form.shared_index else ds
             n = len(ds.test) if req.limit is None else min(req.limit, len(ds.test))
             # tasks with row 0 built (names, modes and evaluations for merging and scoring on the driver);
             # the worker's copy of the dataset comes out of the object store with its own caches
@@ -197,11 +198,11 @@ class RayExecutor:
             if req.prepare is not None:  # evaluator checks (code flag, judge) before anything is sent
                 req.prepare(skeletons)
             labels = 1
-            if mode == "ppl":
+            if form.labels_per_row:
                 from promptweave.config import open_model
                 from promptweave.engine import PromptBuilder
 
-                labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), "ppl").labels()) or 1
+                labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), form.build_mode).labels()) or 1
             planned.append(_Planned(i, shared, n, list(zip(model_ids, skeletons)), labels))
         return planned
 
@@ -510,8 +511,10 @@ class RayExecutor:
             truncated += int(part.get("truncated") or 0)
         if meta is not None:
             meta["failed_conversations"] = failed_convs
-        elif s.task.mode == "multiturn":
-            meta = {"infer_mode": s.task.multiturn.infer_mode, "failed_conversations": []}
+        else:  # no shard gave one: the form's own, if it scores its rows itself
+            from promptweave.forms.registry import form_for
+
+            meta = form_for(s.task.mode).empty_meta(s.task)
         from promptweave.infer.cache import ResponseCache
 
         # scoring runs here, once per task; an LLM judge's calls go through the same response cache
