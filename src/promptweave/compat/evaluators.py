@@ -16,7 +16,6 @@ from promptweave.evaluate.code_exec import (
 )
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
-from promptweave.evaluate.game24 import Game24Evaluator  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
@@ -102,7 +101,6 @@ _GENERIC: dict[str, type] = {
     "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
     "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
     **GAOKAO_BY_TYPE,
-    "Game24Evaluator": Game24Evaluator,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
     # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
     "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
     "BPCEvaluator": BPCEvaluator,

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from promptweave.compat.suites import Registry
 from promptweave.evaluate import postprocess as pp
 from promptweave.evaluate.atlas import atlas_pred_postprocess
-from promptweave.evaluate.game24 import game24_postprocess  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.needlebench import needlebench_atc_postprocess_v2
 from promptweave.evaluate.pmmeval import pmmeval_flores_postprocess, pmmeval_lang_postprocess
 
-POSTPROCESSORS: dict[str, Callable] = {
+_GENERIC: dict[str, Callable] = {
     "first_option_postprocess": pp.first_option_postprocess,
     "needlebench_postprocess": pp.identity_postprocess,
     "needlebench_dataset_postprocess": pp.identity_postprocess,
@@ -83,5 +83,7 @@ POSTPROCESSORS: dict[str, Callable] = {
     "regex_postprocess": pp.regex_postprocess,
     "regex": pp.regex_postprocess,
     "first_line_postprocess": pp.first_line_postprocess,
-    "game24_postprocess": game24_postprocess,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
 }
+
+# every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above
+POSTPROCESSORS: Registry = Registry(_GENERIC, "POSTPROCESSORS")

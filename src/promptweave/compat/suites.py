@@ -17,6 +17,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.bfcl",  # BFCL v3 function calling: single-turn and relevance scoring
     "promptweave.suites.cibench",  # CIBench: the code agent's steps scored per turn
     "promptweave.suites.lawbench",  # LawBench: the 20 tasks' rules (LawBenchEvaluator_<index>)
+    "promptweave.suites.game24",  # Game of 24: loader, postprocessor and evaluator (ToTInferencer's datasets)
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 
