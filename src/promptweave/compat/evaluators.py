@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from promptweave.compat.suites import Registry
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.agieval import AGIEvalEvaluator
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
@@ -15,28 +14,8 @@ from promptweave.evaluate.code_exec import (
     MBPPPassKEvaluator,
 )
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
-from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
-from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
-from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
-from promptweave.evaluate.pmmeval import (
-    PMMEvalFloresEvaluator,
-    PMMEvalHumanEvalXLEvaluator,
-    PMMEvalMGSMEvaluator,
-    PMMEvalMHellaswagEvaluator,
-    PMMEvalMIFEvalEvaluator,
-    PMMEvalMLogiQAEvaluator,
-    PMMEvalMMMLUEvaluator,
-    PMMEvalXNLIEvaluator,
-)
-from promptweave.evaluate.ruler import (
-    RulerCweEvaluator,
-    RulerFweEvaluator,
-    RulerNiahEvaluator,
-    RulerQaEvaluator,
-    RulerVtEvaluator,
-)
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours
 BY_MODULE: dict[tuple[str, str], type] = {
@@ -55,7 +34,6 @@ _GENERIC: dict[str, type] = {
     "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
     "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
     "TriviaQAEvaluator": ev.TriviaQAEvaluator,
-    "MBPPEvaluator": MBPPEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
     "Gsm8kEvaluator": ev.Gsm8kEvaluator,
     "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
@@ -76,7 +54,6 @@ _GENERIC: dict[str, type] = {
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
-    "AGIEvalEvaluator": AGIEvalEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
     "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,
@@ -84,23 +61,6 @@ _GENERIC: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
-    # long tail (forms): RULER, NeedleBench v2 ATC, P-MMEval, GAOKAO-Bench
-    "RulerCweEvaluator": RulerCweEvaluator,
-    "RulerFweEvaluator": RulerFweEvaluator,
-    "RulerNiahEvaluator": RulerNiahEvaluator,
-    "RulerVtEvaluator": RulerVtEvaluator,
-    "RulerQaEvaluator": RulerQaEvaluator,
-    "NeedleBenchATCEvaluator": NeedleBenchATCEvaluator,
-    "needlebench_atc_evaluator": NeedleBenchATCEvaluator,
-    "PMMEvalFloresEvaluator": PMMEvalFloresEvaluator,
-    "PMMEvalHumanEvalXLEvaluator": PMMEvalHumanEvalXLEvaluator,
-    "PMMEvalMGSMEvaluator": PMMEvalMGSMEvaluator,
-    "PMMEvalMHellaswagEvaluator": PMMEvalMHellaswagEvaluator,
-    "PMMEvalMIFEvalEvaluator": PMMEvalMIFEvalEvaluator,
-    "PMMEvalMLogiQAEvaluator": PMMEvalMLogiQAEvaluator,
-    "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
-    "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
-    **GAOKAO_BY_TYPE,
     # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
     "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
     "BPCEvaluator": BPCEvaluator,

@@ -18,6 +18,13 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.cibench",  # CIBench: the code agent's steps scored per turn
     "promptweave.suites.lawbench",  # LawBench: the 20 tasks' rules (LawBenchEvaluator_<index>)
     "promptweave.suites.game24",  # Game of 24: loader, postprocessor and evaluator (ToTInferencer's datasets)
+    "promptweave.suites.pmmeval",  # P-MMEval: the eight multilingual tasks' evaluators and postprocessors
+    "promptweave.suites.gaokao",  # GAOKAO-Bench objective questions (GaokaoBenchEvaluator_<type>)
+    "promptweave.suites.mbpp_plus",  # MBPP / MBPP+ (EvalPlus's base and plus tests)
+    "promptweave.suites.ruler",  # RULER's synthetic long-context tasks
+    "promptweave.suites.needlebench",  # NeedleBench v2 ATC (ancestral trace challenge)
+    "promptweave.suites.agieval",  # AGIEval's cloze scoring
+    "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 

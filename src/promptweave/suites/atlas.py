@@ -29,3 +29,7 @@ def atlas_pred_postprocess(prediction: Any, think_tags: Sequence[str] = ("<think
     if '"answers":' in text:
         return {"extract_error": False, "answers": fix_json_slash('{\n"answers"' + text.split('"answers"')[-1])}
     return {"extract_error": True, "answers": _EMPTY}
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+POSTPROCESSORS = {"atlas_pred_postprocess": atlas_pred_postprocess}

@@ -468,3 +468,22 @@ class PMMEvalHumanEvalXLEvaluator(Evaluator):
         metrics = {k: float(v) for k, v in out.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         extra = {k: v for k, v in out.items() if k not in metrics}
         return Scores(metrics, [None] * len(lines), [{"generation": x["generation"]} for x in lines], extra)
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {
+    "PMMEvalFloresEvaluator": PMMEvalFloresEvaluator,
+    "PMMEvalHumanEvalXLEvaluator": PMMEvalHumanEvalXLEvaluator,
+    "PMMEvalMGSMEvaluator": PMMEvalMGSMEvaluator,
+    "PMMEvalMHellaswagEvaluator": PMMEvalMHellaswagEvaluator,
+    "PMMEvalMIFEvalEvaluator": PMMEvalMIFEvalEvaluator,
+    "PMMEvalMLogiQAEvaluator": PMMEvalMLogiQAEvaluator,
+    "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
+    "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
+}
+POSTPROCESSORS = {
+    "pmmeval_flores_postprocess": pmmeval_flores_postprocess,
+    "pmmeval_flores": pmmeval_flores_postprocess,
+    **{f"pmmeval_{task}{suffix}": pmmeval_lang_postprocess
+       for task in ("mhellaswag", "mlogiqa", "mmmlu", "xnli", "mifeval") for suffix in ("_postprocess", "")},
+}

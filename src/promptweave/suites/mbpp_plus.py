@@ -389,3 +389,7 @@ class MBPPEvaluator(code_exec.MBPPEvaluator):
             raise CodeExecutionError("unknown MBPPEvaluator metric", field="evaluator.metric", value=metric,
                                      expected="'MBPP' or 'MBPPPlus'")
         super().__init__(metric=metric, **kwargs)
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {"MBPPEvaluator": MBPPEvaluator}  # metric='MBPP' or 'MBPPPlus' (EvalPlus)

@@ -98,3 +98,7 @@ class AGIEvalEvaluator(Evaluator):
         ok = [agieval_is_equiv(p, r) for p, r in zip(parsed, references)]
         return Scores({"score": pct(sum(ok), len(predictions))}, ok,
                       [{"pred": p, "answer": r, "correct": c} for p, r, c in zip(parsed, references, ok)])
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {"AGIEvalEvaluator": AGIEvalEvaluator}

@@ -47,3 +47,11 @@ class NeedleBenchATCEvaluator(Evaluator):
             ok.append(hit)
             details.append({"pred": pred, "answer": ref, "correct": hit})
         return Scores({"score": 100 * sum(ok) / len(ok) if ok else 0.0}, ok, details)
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {
+    "NeedleBenchATCEvaluator": NeedleBenchATCEvaluator,
+    "needlebench_atc_evaluator": NeedleBenchATCEvaluator,
+}
+POSTPROCESSORS = {"needlebench_atc_postprocess_v2": needlebench_atc_postprocess_v2}

@@ -106,3 +106,7 @@ def _for_type(question_type: str) -> type:
 
 
 BY_TYPE: dict[str, type] = {f"GaokaoBenchEvaluator_{t}": _for_type(t) for t in QUESTION_TYPES}
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = dict(BY_TYPE)

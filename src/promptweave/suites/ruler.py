@@ -60,3 +60,13 @@ class RulerVtEvaluator(_Ruler):
 class RulerQaEvaluator(_Ruler):
     name = "RulerQaEvaluator"
     share = False
+
+
+# the suite's entries in the compat registries (compat/suites.py)
+EVALUATORS: dict[str, type] = {
+    "RulerCweEvaluator": RulerCweEvaluator,
+    "RulerFweEvaluator": RulerFweEvaluator,
+    "RulerNiahEvaluator": RulerNiahEvaluator,
+    "RulerVtEvaluator": RulerVtEvaluator,
+    "RulerQaEvaluator": RulerQaEvaluator,
+}
