@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.cibench import cibench
+from promptweave.suites.cibench.data import cibench
 from promptweave.errors import UnsupportedError
-from promptweave.suites.cibench import CIBenchEvaluator
+from promptweave.suites.cibench.scoring import CIBenchEvaluator
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits
 from promptweave.evaluate.context import EvalContext
 from promptweave.infer.agent import APOLOGY, ReActProtocol, agent_settings, extract_code

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from promptweave.compat.suites import Registry
 from promptweave.data.loaders import (
-    bfcl,
     choice,
-    cibench,
     code,
     corpus,
     generic,
@@ -64,7 +62,6 @@ _NATIVE = {
     "PhyBenchDataset": math_qa.phybench,
     # code
     "HumanevalDataset": code.humaneval,
-    "CIBenchDataset": cibench.cibench,  # agent helper: notebooks -> chats (AgentInferencer every)
     "MBPPDataset": code.mbpp,
     "MBPPDatasetV2": code.mbpp_v2,
     "SanitizedMBPPDataset": code.sanitized_mbpp,
@@ -118,7 +115,6 @@ _NATIVE = {
     "VocalSoundDataset": mm_media.vocalsound,
     "VideoMMEDataset": mm_media.videomme,
     # function calling (AISBench BFCL v3, single-turn categories)
-    "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,

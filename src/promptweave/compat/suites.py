@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
-    "promptweave.suites.bfcl",  # BFCL v3 function calling: single-turn and relevance scoring
-    "promptweave.suites.cibench",  # CIBench: the code agent's steps scored per turn
+    "promptweave.suites.bfcl",  # BFCL v3 function calling: its loader, single-turn and relevance scoring
+    "promptweave.suites.cibench",  # CIBench: notebooks as chats, the code agent's steps scored per turn
     "promptweave.suites.lawbench",  # LawBench: the 20 tasks' rules (LawBenchEvaluator_<index>)
     "promptweave.suites.game24",  # Game of 24: loader, postprocessor and evaluator (ToTInferencer's datasets)
     "promptweave.suites.pmmeval",  # P-MMEval: the eight multilingual tasks' evaluators and postprocessors

@@ -194,7 +194,3 @@ class CIBenchEvaluator:
 
 
 __all__ = ["CIBenchEvaluator", "correct_step", "valid_step"]
-
-
-# the suite's entries in the compat registries (compat/suites.py)
-EVALUATORS: dict[str, type] = {"CIBenchEvaluator": CIBenchEvaluator}

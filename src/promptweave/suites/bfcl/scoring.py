@@ -239,10 +239,3 @@ class BFCLRelevanceEvaluator(_BFCL):
         n = sum(bool(c) for c in correct)
         return Scores({"accuracy": n / len(correct) if correct else 0.0, "correct_count": n,
                        "total_count": len(correct)}, correct, details)
-
-
-# the suite's entries in the compat registries (compat/suites.py)
-EVALUATORS: dict[str, type] = {
-    "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,
-    "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
-}
