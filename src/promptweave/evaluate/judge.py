@@ -262,7 +262,7 @@ class GenericLLMEvaluator:
 
         model, spec = self.judge_model(ctx)
         if getattr(self.template, "kind_name", "") in _RAW_KINDS and spec.kind == "api":
-            from promptweave.prompt.raw import with_api_roles  # raw messages keep their roles, as for main prompts
+            from promptweave.render.meta import with_api_roles  # raw messages keep their roles, as for main prompts
 
             spec = with_api_roles(spec)
         records = [_JudgeRecord(i, render_prompt(self.fill(e), spec, "gen")) for i, e in enumerate(entries)]

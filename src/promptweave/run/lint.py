@@ -123,7 +123,7 @@ def _form(raw: dict, file: str, i: int) -> Any:
 def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, limit: int | None = None,
               datasets: Sequence[str] | None = None, models: Sequence[str] | None = None) -> LintReport:
     """Plan every dataset × model of one config file as ``run`` would, without calling a model."""
-    from promptweave.cli.common import select
+    from promptweave.config.select import select
     from promptweave.errors import PromptweaveError
     from promptweave.run.plan import plan_config
 
