@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from promptweave.forms.base import DatasetPlan, Form
-from promptweave.run.task import Task
+from promptweave.work.task import Task
 
 IMAGES = "agent_files"  # figures the agents' code drew, under the work dir (CIBench's vis_sim reads them)
 
@@ -70,7 +70,7 @@ class AgentForm(Form):
     def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
                    extra: dict[str, Any]) -> Task:
         from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
-        from promptweave.run.task import ConversationRecord
+        from promptweave.work.task import ConversationRecord
 
         todo = p.todo if p.load_data else range(0)
         mcfg_raw, where = p.cfg.models[j], f"models[{j}]"

@@ -21,8 +21,8 @@ from promptweave.infer import infer_gen
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
-from promptweave.run.batches import ROWS_PER_BATCH, batches
-from promptweave.run.output import failure_summary, safe_name, write_atomic
+from promptweave.work.batches import ROWS_PER_BATCH, batches
+from promptweave.work.output import failure_summary, safe_name, write_atomic
 
 
 def attacklog_path(workdir: Path, task: Any) -> Path:

@@ -5,7 +5,7 @@ Its module holds one :class:`Form` (``FORM``), reached only through ``forms/regi
 turn, to:
 
 - **plan** (``plan``): check its settings and each model (typed refusals, at plan time) and make each dataset ×
-  model's :class:`~promptweave.run.task.Task` (the records, conversations or samples it will run). The default
+  model's :class:`~promptweave.work.task.Task` (the records, conversations or samples it will run). The default
   builds the rows' prompts from the dataset's templates; hooks (``dataset_settings``, ``check_model``, ``params``,
   ``model_task``, ``task_settings``) change one step each;
 - **run** (``rows``): turn one batch of records into prediction rows through the model's few primitives (generate,
@@ -29,8 +29,8 @@ from typing import Any, Callable, Sequence
 from promptweave.errors import ConfigError, PromptweaveError, RoleError, UnsupportedError
 from promptweave.evaluate import build_evaluation
 from promptweave.models.factory import cfg_get, generation_params
-from promptweave.run.plan_records import prompt_budget, role_error, task_records
-from promptweave.run.task import Task
+from promptweave.work.records import prompt_budget, role_error, task_records
+from promptweave.work.task import Task
 
 # eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
 SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
@@ -54,7 +54,7 @@ class DatasetPlan:
     make_model: Callable[[Any], Any]
     allow_code: bool
     load_data: bool
-    counters: Any  # run.plan_records.Counters
+    counters: Any  # work.records.Counters
     output: str | None = None
     golds: dict = field(default_factory=dict)
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from promptweave.infer.chat_turns import chat_prediction
 from promptweave.forms.base import DatasetPlan, Form
 from promptweave.infer.records import to_jsonable
-from promptweave.run.task import Task
+from promptweave.work.task import Task
 
 
 def chat_rows(task: Task, records: Sequence[Any], model: Any, cache: Any,
@@ -59,7 +59,7 @@ class ChatForm(Form):
     def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
                    extra: dict[str, Any]) -> Task:
         from promptweave.infer.chat_turns import chat_turns_inferencer
-        from promptweave.run.task import ConversationRecord
+        from promptweave.work.task import ConversationRecord
 
         todo = p.todo if p.load_data else range(0)
         inf = chat_turns_inferencer(p.ds, mspec, params=params, file=p.file)

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 from promptweave.infer.multiturn import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.forms.base import DatasetPlan, Form, score_settings
 from promptweave.infer.records import to_jsonable
-from promptweave.run.output import jsonl, write_atomic
-from promptweave.run.task import Task
+from promptweave.work.output import jsonl, write_atomic
+from promptweave.work.task import Task
 
 __all__ = ["FATAL_STATUS", "FORM", "CachedGenerate", "multiturn_rows", "multiturn_scores", "run_multiturn", "score_turns"]
 
@@ -123,7 +123,7 @@ class MultiTurnForm(Form):
         from promptweave.evaluate import build_evaluation
         from promptweave.infer.multiturn import MultiTurnGenInferencer
         from promptweave.models.factory import generation_params
-        from promptweave.run.task import ConversationRecord
+        from promptweave.work.task import ConversationRecord
 
         n = p.n if p.load_data else 0  # a conversation's turns come from real rows
         rows = None if p.rows is None else p.todo

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import Any
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RoleError
-from promptweave.run.task import LazyRecords, Task
+from promptweave.work.task import LazyRecords, Task
 
 
 class VariantRecords(LazyRecords):
@@ -63,7 +63,7 @@ def search_tasks(cfg: Any, ds: Any, raw: Any, i: int, mode: str, todo: range, go
     from promptweave.engine import PromptBuilder
     from promptweave.evaluate import build_evaluation
     from promptweave.models.factory import cfg_get, generation_params
-    from promptweave.run.plan_records import prompt_budget, role_error, task_records
+    from promptweave.work.records import prompt_budget, role_error, task_records
 
     file = str(cfg.path)
     settings = ds.inferencer.settings

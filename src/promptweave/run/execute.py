@@ -17,10 +17,10 @@ from promptweave.forms.registry import form_for
 from promptweave.infer import ResponseCache
 from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
-from promptweave.run.batches import ROWS_PER_BATCH, batches
+from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.run.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
-from promptweave.run.task import Task, TaskOutcome
+from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
+from promptweave.work.task import Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
 

@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning
 from promptweave.models.factory import build_model, load_token_counter
-from promptweave.run.plan_records import Counters, prompt_budget  # noqa: F401 - prompt_budget: public here too
-from promptweave.run.task import Task
+from promptweave.work.records import Counters, prompt_budget  # noqa: F401 - prompt_budget: public here too
+from promptweave.work.task import Task
 
 
 def infer_mode(inferencer_type: str, *, where: str = "infer_cfg.inferencer.type", settings: Any = None,

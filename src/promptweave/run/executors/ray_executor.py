@@ -38,7 +38,7 @@ from promptweave.run.executors.shards import (
     rows_per_batch,
     split,
 )
-from promptweave.run.task import Task, TaskOutcome
+from promptweave.work.task import Task, TaskOutcome
 
 NAMESPACE = "promptweave"
 PIPELINE = 2  # shards queued per actor, so an actor never idles while the driver commits
@@ -207,7 +207,7 @@ class RayExecutor:
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.run.output import safe_name as _safe
+        from promptweave.work.output import safe_name as _safe
         from promptweave.run.executors.shared import in_blocks
 
         cfg = req.config
@@ -253,7 +253,7 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.run.output import write_atomic as _write_atomic
+        from promptweave.work.output import write_atomic as _write_atomic
 
         self.t0 = time.monotonic()
         ray = self._connect()

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from promptweave.errors import ConfigError, PromptweaveWarning
 from promptweave.models.factory import model_name
-from promptweave.run.task import LazyRecords
+from promptweave.work.task import LazyRecords
 
 
 def prompt_budget(inferencer_max: Any, model_max: Any, *, mode: str, max_out_len: int,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from promptweave.run.task import LazyRecords
+from promptweave.work.task import LazyRecords
 
 ROWS_PER_BATCH = 4096
 """Rows built, sent and written per batch: bounds a task's memory; large enough that the API
