@@ -217,7 +217,7 @@ def _chat_turns(spec: Any, model: Any) -> Any:
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:
     """One record per model call of a multi-turn row (earlier replies shown as placeholders)."""
     from promptweave.engine import PromptRecord
-    from promptweave.infer.multiturn import turn_prompts
+    from promptweave.forms.turn_loop import turn_prompts
 
     chat = _chat_turns(spec, model)  # ChatInferencer every / every_with_gt: the row's own chat, turn by turn
     out = []

@@ -720,3 +720,13 @@ class PythonSession:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def require_code_exec(allow_code_exec: bool, *, file: str | None = None, field: str = "infer_cfg.inferencer",
+                      value: Any = None) -> None:
+    """The agent runs the model's code at every turn: refused, before any call, unless the user opted in."""
+    if not allow_code_exec:
+        raise CodeExecutionError(
+            f"AgentInferencer infer_mode={value!r} runs the model's code in a Python session at every turn; it only "
+            f"runs with {FLAG}", file=file, field=f"{field}.infer_mode", value=value,
+            expected=f"promptweave run {FLAG} ... (the code runs in a limited subprocess per conversation)")

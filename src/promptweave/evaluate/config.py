@@ -308,7 +308,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
     factory = None if check_only else make_judge_factory(judge_model, make_model)
     for t in tasks:
         if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # agent hook: runs code
-            from promptweave.infer.agent import require_code_exec
+            from promptweave.evaluate.code_exec import require_code_exec
 
             require_code_exec(allow_code_exec, field=t.settings.get("where") or "infer_cfg.inferencer",
                               value=t.settings.get("infer_mode"))

@@ -1,6 +1,6 @@
 """AgentInferencer ``every`` / ``every_with_gt`` tasks in a run: one prediction row per chat, in the reference's shape.
 
-The agent loop (and every model call through the response cache) is :mod:`promptweave.infer.agent`; this module
+The agent loop (and every model call through the response cache) is :mod:`promptweave.forms.agent_loop`; this module
 turns a batch of chats into the rows the run's journal and scoring take. A row holds what the reference's
 predictions file holds for it (``origin_prompt``: the user messages, ``prediction``: the agent's answer to each,
 ``steps``: each turn's actions with their results, ``gold``: the dataset's references) plus the model's raw
@@ -55,7 +55,7 @@ class AgentForm(Form):
     name = "agent"
 
     def params(self, mcfg: Any, settings: Any) -> Any:
-        from promptweave.infer.agent import agent_llm
+        from promptweave.forms.agent_loop import agent_llm
         from promptweave.models.factory import generation_params
 
         super().params(mcfg, settings)  # the model's own settings are checked as for any form
@@ -63,13 +63,13 @@ class AgentForm(Form):
                                  generation_kwargs=settings.get("generation_kwargs"))
 
     def model_type_cfg(self, mcfg: Any) -> Any:
-        from promptweave.infer.agent import agent_llm
+        from promptweave.forms.agent_loop import agent_llm
 
         return agent_llm(mcfg)
 
     def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
                    extra: dict[str, Any]) -> Task:
-        from promptweave.infer.agent import AgentInferencer, agent_llm, agent_settings, default_data_dir
+        from promptweave.forms.agent_loop import AgentInferencer, agent_llm, agent_settings, default_data_dir
         from promptweave.work.task import ConversationRecord
 
         todo = p.todo if p.load_data else range(0)
@@ -93,7 +93,7 @@ class AgentForm(Form):
         return agent_rows(task, records, model, cache, progress)
 
     def view_turns(self, spec: Any, model: Any) -> Any:
-        from promptweave.infer.agent import agent_turns_inferencer
+        from promptweave.forms.agent_loop import agent_turns_inferencer
 
         return agent_turns_inferencer(spec, model)
 

@@ -1,7 +1,7 @@
 """ChatInferencer ``every`` / ``every_with_gt`` tasks in a run: one prediction row per chat.
 
 The conversation loop (and every model call through the response cache) is the multi-turn one
-(:mod:`promptweave.infer.multiturn`); this module turns a batch of conversations into prediction rows that the
+(:mod:`promptweave.forms.turn_loop`); this module turns a batch of conversations into prediction rows that the
 run's ordinary journal and scoring take, since these datasets are scored per row (an ``LMEvaluator`` judges the
 whole conversation), not per turn. A failed request ends its chat: the row records the error, and the calls
 never sent still close the progress bar.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Sequence
 
-from promptweave.infer.chat_turns import chat_prediction
+from promptweave.forms.chat_loop import chat_prediction
 from promptweave.forms.base import DatasetPlan, Form
 from promptweave.infer.records import to_jsonable
 from promptweave.work.task import Task
@@ -58,7 +58,7 @@ class ChatForm(Form):
 
     def model_task(self, p: DatasetPlan, j: int, mspec: Any, params: Any, evaluation: Any,
                    extra: dict[str, Any]) -> Task:
-        from promptweave.infer.chat_turns import chat_turns_inferencer
+        from promptweave.forms.chat_loop import chat_turns_inferencer
         from promptweave.work.task import ConversationRecord
 
         todo = p.todo if p.load_data else range(0)
@@ -74,7 +74,7 @@ class ChatForm(Form):
         return chat_rows(task, records, model, cache, progress)
 
     def view_turns(self, spec: Any, model: Any) -> Any:
-        from promptweave.infer.chat_turns import chat_turns_inferencer
+        from promptweave.forms.chat_loop import chat_turns_inferencer
 
         return chat_turns_inferencer(spec, model)
 

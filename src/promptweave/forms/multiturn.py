@@ -1,7 +1,7 @@
 """Multi-turn tasks in a run: per-turn prediction rows and their scores.
 
 The conversation loop (and every model call through the response cache) lives in
-:mod:`promptweave.infer.multiturn`; this module only calls it and turns its
+:mod:`promptweave.forms.turn_loop`; this module only calls it and turns its
 results into rows, so a task's rows can be produced shard by shard (any row
 range, on any worker) and scored once on the merged rows.
 
@@ -16,7 +16,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from promptweave.infer.multiturn import FATAL_STATUS, CachedGenerate, ConversationResult
+from promptweave.forms.turn_loop import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.forms.base import DatasetPlan, Form, score_settings
 from promptweave.infer.records import to_jsonable
 from promptweave.work.output import jsonl, write_atomic
@@ -121,7 +121,7 @@ class MultiTurnForm(Form):
 
     def plan(self, p: DatasetPlan) -> list[Task]:
         from promptweave.evaluate import build_evaluation
-        from promptweave.infer.multiturn import MultiTurnGenInferencer
+        from promptweave.forms.turn_loop import MultiTurnGenInferencer
         from promptweave.models.factory import generation_params
         from promptweave.work.task import ConversationRecord
 
@@ -166,7 +166,7 @@ class MultiTurnForm(Form):
         if no_data:
             return len(task.records)
         from promptweave.config import open_model
-        from promptweave.infer.multiturn import turn_prompts
+        from promptweave.forms.turn_loop import turn_prompts
 
         spec = next(s for s in opened.values() if s.abbr == task.dataset)
         m = open_model(cfg, cfg.model_abbrs().index(task.model_name))

@@ -207,7 +207,7 @@ class RayExecutor:
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.work.output import safe_name as _safe
+        from promptweave.work.output import safe_name
         from promptweave.run.executors.shared import in_blocks
 
         cfg = req.config
@@ -217,8 +217,8 @@ class RayExecutor:
             # test rows in blocks: a node fetches the rows it runs, not every dataset whole
             ds_refs[p.ds] = ray.put(in_blocks(p.shared, ray.put, max(256, self.shard_rows or 0)))
             for j, task in p.tasks:
-                folder = (Path(req.workdir) / SHARDS_DIR / _safe(task.model_name)
-                          / f"{_safe(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
+                folder = (Path(req.workdir) / SHARDS_DIR / safe_name(task.model_name)
+                          / f"{safe_name(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
                 log = ShardLog(folder)
                 done = log.done(p.n_rows)
                 states.append(_TaskState(task, p.ds, j, p.n_rows, log, done, rows_done=sum(b - a for a, b in done),
@@ -253,7 +253,7 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.work.output import write_atomic as _write_atomic
+        from promptweave.work.output import write_atomic
 
         self.t0 = time.monotonic()
         ray = self._connect()
@@ -307,7 +307,7 @@ class RayExecutor:
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
                                  limited=api, name=worker_name(name, k, gen)))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
-            return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
+            return self._loop(req, ray, states, ds_refs, slots, makers, workdir, write_atomic)
         finally:
             if self.started:
                 ray.shutdown()

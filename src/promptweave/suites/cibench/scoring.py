@@ -1,7 +1,7 @@
 """CIBench's ``CIBenchEvaluator``: each turn of an agent's chat scored from the code interpreter's last result.
 
 It reads the agent's recorded ``steps`` (one list of actions per user turn, written by ``AgentInferencer`` every /
-every_with_gt, :mod:`promptweave.infer.agent`), the row's ``references`` (the gold notebook's outputs and tags) and
+every_with_gt, :mod:`promptweave.forms.agent_loop`), the row's ``references`` (the gold notebook's outputs and tags) and
 the user messages. Per turn, the last ``IPythonInterpreter`` action decides:
 
 * ``tool_rate``: the turn used the interpreter; ``executable``: its last code ran without an error;

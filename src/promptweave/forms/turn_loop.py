@@ -13,7 +13,7 @@ A failed request ends its row, as in AISBench.
 This module owns the conversation loop and only calls down: the template
 (``prompt/multiturn``) gives each request's dialogue, the engine renders it, and
 :class:`CachedGenerate` sends it through the response cache (``infer/dispatch``).
-``run/multiturn`` turns the results into prediction rows and scores; nothing here
+``forms/multiturn`` turns the results into prediction rows and scores; nothing here
 calls back up into the run.
 """
 from __future__ import annotations
@@ -183,7 +183,7 @@ class MultiTurnGenInferencer:
                  infer_mode: str | None = None, batch_size: int = 16, strict: bool = False,
                  params: GenerationParams | None = None, template: Any = None) -> None:
         # template: another source of requests with the same interface (ChatInferencer's row chats,
-        # infer/chat_turns.py), so one loop runs every kind of conversation
+        # forms/chat_loop.py), so one loop runs every kind of conversation
         tpl = dataset.template if template is None else template
         if template is None and not isinstance(tpl, MultiTurnPromptTemplate):
             raise TemplateError("MultiTurnGenInferencer needs a MultiTurnPromptTemplate", file=dataset.file,

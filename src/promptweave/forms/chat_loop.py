@@ -6,7 +6,7 @@ in the reference. Request *k* sends every message before the chat's *k*-th assis
 assistant messages holding the model's own replies (``every``) or the row's ground truth (``every_with_gt``).
 
 :class:`ChatDialogueTemplate` gives those requests the interface of a multi-turn template, so the one
-conversation loop (:class:`promptweave.infer.multiturn.MultiTurnGenInferencer`, through the response cache)
+conversation loop (:class:`promptweave.forms.turn_loop.MultiTurnGenInferencer`, through the response cache)
 runs them; :func:`chat_prediction` stores the replies the reference's way: with a ``dialogue`` column and
 ``every``, a list of ``{'round', 'user', 'assistant'}`` (what ``LMEvaluator`` judges), else the list of replies.
 """
@@ -116,7 +116,7 @@ def chat_turns_inferencer(dataset: Any, model: Any, *, params: Any = None, file:
     """The multi-turn loop over the dataset's row chats when its inferencer is ChatInferencer ``every`` /
     ``every_with_gt``, else None (``view`` and the plan both ask)."""
     from promptweave.compat.inferencers import inferencer_name, resolve_inferencer
-    from promptweave.infer.multiturn import MultiTurnGenInferencer
+    from promptweave.forms.turn_loop import MultiTurnGenInferencer
 
     inf = dataset.inferencer
     if resolve_inferencer(inferencer_name(inf.type), inf.settings, file=file)[0].mode != "chat":

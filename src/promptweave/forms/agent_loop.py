@@ -1,7 +1,7 @@
 """OpenCompass's ``AgentInferencer`` with ``infer_mode='every'`` / ``'every_with_gt'``: a ReAct code agent per chat.
 
 The row holds a chat (CIBench: the ``questions`` column, user messages and the notebook's gold cells as assistant
-messages, read by :class:`~promptweave.infer.chat_turns.ChatDialogueTemplate`). Each user message is answered by
+messages, read by :class:`~promptweave.forms.chat_loop.ChatDialogueTemplate`). Each user message is answered by
 the agent the reference builds for CIBench (Lagent's ReAct protocol, OpenCompass's ``CIReAct`` agent, its
 ``IPythonInterpreter`` action), re-implemented here:
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataError, UnsupportedError
-from promptweave.evaluate.code_exec import FLAG, CellResult, PythonSession, SessionLimits
+from promptweave.evaluate.code_exec import CellResult, PythonSession, SessionLimits, require_code_exec
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 
 # -- the reference's prompt text (prompt data: what the model is sent must match the reference's byte for byte) --
@@ -367,7 +367,7 @@ class AgentInferencer:
 
     def __init__(self, dataset: Any, model: Any, infer_mode: str, settings: AgentSettings = AgentSettings(), *,
                  file: str | None = None) -> None:
-        from promptweave.infer.chat_turns import ChatDialogueTemplate
+        from promptweave.forms.chat_loop import ChatDialogueTemplate
 
         if infer_mode not in MODES:
             raise UnsupportedError("unknown AgentInferencer infer_mode", file=file,
@@ -420,7 +420,7 @@ class AgentInferencer:
                    image_root: Path | None = None) -> list[AgentResult]:
         """Run these rows' chats on ``model`` through the response cache (a rerun re-sends only unfinished calls;
         the code is run again, which rebuilds each session's state)."""
-        from promptweave.infer.multiturn import CachedGenerate
+        from promptweave.forms.turn_loop import CachedGenerate
 
         gen = CachedGenerate(model, replace(params, max_out_len=self.settings.max_out_len), cache, None)
         out: list[AgentResult] = []
@@ -438,7 +438,7 @@ class AgentInferencer:
     def turn_prompts(self, index: int) -> list[Any]:
         """The first call of each turn of row ``index``, for ``view`` (nothing runs: what only the agent's replies
         or the interpreter would give shows as a ``<...>`` placeholder)."""
-        from promptweave.infer.multiturn import TurnView
+        from promptweave.forms.turn_loop import TurnView
 
         conv = self.conversation(index)
         p, s = self.settings.protocol, self.settings
@@ -480,16 +480,6 @@ def check_gold_cells(conv: Any, *, file: str | None, column: str) -> None:
                             f"'<thought>{GT_SPLIT}<code>' (CIBench's layout); this one has no {GT_SPLIT!r}",
                             file=file, field=f"test[{conv.index}].{column}[{pos}]", value=content[:80],
                             expected=f"'<thought>{GT_SPLIT}<code>'")
-
-
-def require_code_exec(allow_code_exec: bool, *, file: str | None = None, field: str = "infer_cfg.inferencer",
-                      value: Any = None) -> None:
-    """The agent runs the model's code at every turn: refused, before any call, unless the user opted in."""
-    if not allow_code_exec:
-        raise CodeExecutionError(
-            f"AgentInferencer infer_mode={value!r} runs the model's code in a Python session at every turn; it only "
-            f"runs with {FLAG}", file=file, field=f"{field}.infer_mode", value=value,
-            expected=f"promptweave run {FLAG} ... (the code runs in a limited subprocess per conversation)")
 
 
 def mark_refused(tasks: Sequence[Any], allow_code_exec: bool) -> None:
