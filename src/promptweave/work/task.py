@@ -64,7 +64,7 @@ class LazyRecords:
 class Task:
     """Dataset × model. ``make_model`` builds the backend lazily (shared by tasks with the same model name).
 
-    ``mode`` is gen / ppl / clp / multiturn. Gold answers come from ``golds`` (row index → gold) or
+    ``mode`` names its form (``forms/registry.py``). Gold answers come from ``golds`` (row index → gold) or
     else from ``record.row[gold_column]``; a multi-turn task's from each turn's answer. A
     multi-turn task has one :class:`ConversationRecord` per row and its ``multiturn``
     inferencer; ``score_per`` / ``conversation_reduce`` choose its headline figure.
@@ -84,7 +84,7 @@ class Task:
     multiturn: Any = None
     score_per: str = "turn"
     conversation_reduce: str = "all"
-    # forms hook: what the sc / ll / ppl_only forms need beyond params (sc_size; each row's 'cont')
+    # what the form needs beyond params, from its dataset_settings (sc_size; each row's 'cont'; a refusal)
     settings: dict = field(default_factory=dict)
 
     @property
