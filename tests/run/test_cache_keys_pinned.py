@@ -10,6 +10,7 @@ port and the tiny model's folder change from run to run); everything else is the
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import shutil
 import sqlite3
@@ -106,6 +107,33 @@ CASES: dict[str, tuple[str, str, list, str, tuple[str, ...]]] = {
         extra='type="LLMCompressionDataset", name="python", samples=None,'), ()),
 }
 
+GAME24 = ("from mmengine.config import read_base\n\nwith read_base():\n"
+          "    from opencompass.configs.datasets.game24.game24_gen import game24_datasets\n\n"
+          "datasets = [dict(game24_datasets[0], path='./24.csv')]\n")
+PUZZLES = "Rank,Puzzles,AMT (s),Solved rate\n" + "".join(f"{i},9 9 9 9,1,1\n" for i in range(900)) + \
+    "900,1 2 3 4,1,1\n901,4 6 1 1,1,1\n"
+CIBENCH = '''
+cibench = dict(
+    abbr="cibench_generation/pandas", type="CIBenchDataset", internet_check=False,
+    path="data/cibench_dataset/cibench_generation/pandas",
+    reader_cfg=dict(input_columns=["questions"], output_column="references", train_split="test", test_split="test"),
+    infer_cfg=dict(prompt_template=dict(type="PromptTemplate", template="""{questions}"""),
+                   retriever=dict(type="ZeroRetriever"), inferencer=dict(type="AgentInferencer", infer_mode="every")),
+    eval_cfg=dict(evaluator=dict(type="CIBenchEvaluator"), pred_role="BOT"),
+)
+datasets = [cibench]
+'''
+NOTEBOOK = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["Print six times seven.\n\nThought: easy"]},
+                      {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": ["print(6 * 7)"],
+                       "outputs": [{"output_type": "stream", "name": "stdout", "text": ["42\n"]}]}],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+# forms whose data is a file of another shape: (model, file, its text, datasets text, extra run args, needs)
+FILE_CASES = {
+    "tot": (API, "24.csv", PUZZLES, GAME24, (), "opencompass"),
+    "agent": (API, "data/cibench_dataset/cibench_generation/pandas/experiment_0.ipynb", json.dumps(NOTEBOOK),
+              CIBENCH, ("--allow-code-exec",), None),
+}
+
 # sha256 of the sorted cache keys each form's run leaves, computed before the refactor (issue 23)
 PINNED = {
     "attack": "f22857417a91564f38812e312a032629ba87cd90e6a0337662469a3101cc66e3",
@@ -121,6 +149,8 @@ PINNED = {
     "ppl_only": "5b5cd784191d9591be47082dfe3d7dfadd35d1503cba2836d74dd74da877c173",
     "sc": "007b9b32eea955269fac2e4db4821b87a1efe1ab61766fda6aa0cd80bbf05d5c",
     "sw_ce_loss": "9b3d7f12c5bc81f85cee0e028e803a62f08727ad6730780d40fbbeef20308b4e",
+    "tot": "5b468470c86948ae38a3336d0f7bcbfa2ddab6e02933f21d5798fdd343e743ef",
+    "agent": "b10fd0cf8c30f5d1b5d07c5447a325dab1a3111820d9fe9e3c3a17f45f1ab8be",
 }
 
 
@@ -142,12 +172,18 @@ def _keys(work: Path) -> list[str]:
         return sorted(k for (k,) in db.execute("SELECT key FROM responses"))
 
 
-@pytest.mark.parametrize("form", sorted(CASES))
+@pytest.mark.parametrize("form", sorted(CASES) + sorted(FILE_CASES))
 def test_cache_keys_are_those_of_earlier_runs(form, tmp_path, fixed_identities, request) -> None:
-    model, rows_file, rows, datasets, args = CASES[form]
+    if form in FILE_CASES:
+        model, rows_file, text, datasets, args, needs = FILE_CASES[form]
+        if needs is not None and importlib.util.find_spec(needs) is None:
+            pytest.skip(f"needs the reference's config tree: pip install --no-deps {needs}")
+    else:
+        model, rows_file, rows, datasets, args = CASES[form]
+        text = "".join(json.dumps(r) + "\n" for r in rows)
     target = tmp_path / rows_file
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    target.write_text(text)
     tiny = request.getfixturevalue("tiny_model_dir") if "{tiny}" in model else ""
     with StubServer() as srv:
         (tmp_path / "eval_pin.py").write_text(model.format(url=srv.url, tiny=tiny) + datasets)
