@@ -1,7 +1,7 @@
 """``lint``, ``run --dry-run`` and ``run`` give the same verdict on the same bad configs (and ``view`` says so too).
 
 Each config is bad in a way found without calling a model; all three commands go through the same planning
-(``run.plan.plan_config`` and ``run.verdicts``), so each must name the same error code.
+(``run.plan.plan_config`` and ``work.verdicts``), so each must name the same error code.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import pytest
 
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder, PromptRecord
 from promptweave.infer.records import RecordChunk, prompts_of
-from promptweave.run.execute import _batches
-from promptweave.run.task import LazyRecords
+from promptweave.work.batches import batches as _batches
+from promptweave.work.task import LazyRecords
 
 META = {"round": [{"role": "HUMAN", "begin": "<|im_start|>user\n", "end": "<|im_end|>\n"},
                   {"role": "BOT", "begin": "<|im_start|>assistant\n", "end": "<|im_end|>\n", "generate": True}]}

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from promptweave.errors import EvaluationError
-from promptweave.evaluate.bfcl import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator
+from promptweave.suites.bfcl.scoring import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator
 from promptweave.evaluate.context import EvalContext
 
 F = [{"name": "add", "parameters": {"type": "dict", "required": ["a", "b"], "properties": {

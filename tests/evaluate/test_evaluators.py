@@ -159,7 +159,7 @@ def test_acc_drop() -> None:
 
 
 def test_agieval_and_mrcr() -> None:
-    from promptweave.evaluate.agieval import AGIEvalEvaluator, parse_math_answer
+    from promptweave.suites.agieval import AGIEvalEvaluator, parse_math_answer
 
     assert parse_math_answer("so $x = 3$") == "3" and parse_math_answer("The answer is therefore \\boxed{y=2}") == "2"
     assert parse_math_answer("we get 4 and then 5.5 apples") == "5.5"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import build_evaluation
-from promptweave.evaluate.gaokao import GaokaoBenchEvaluator, extract_answers
+from promptweave.suites.gaokao import GaokaoBenchEvaluator, extract_answers
 
 
 def ev(kind: str):

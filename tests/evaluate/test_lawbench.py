@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError, MissingExtraError, PromptweaveWarning
 from promptweave.evaluate import EvalContext, build_evaluation, prepare_tasks
-from promptweave.evaluate import lawbench as lb
+from promptweave.suites import lawbench as lb
 
 
 def score(index: str, preds: list[str], golds: list[str]) -> dict:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from promptweave.errors import CodeExecutionError, DataNotFoundError
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate.context import EvalContext
-from promptweave.evaluate.mbpp_plus import MBPPPlusEvaluator, task_key
+from promptweave.suites.mbpp_plus import MBPPPlusEvaluator, task_key
 from tests.codebox import CODE_SANDBOX
 from tests.evaluate.mbpp_plus_data import ANSWERS, PROBLEMS, expected_pass_at_1, expected_status, write_evalplus_file
 
@@ -120,7 +120,7 @@ def test_task_keys(task_id) -> None:
 
 
 def test_data_file_lines_are_problems(tmp_path) -> None:
-    from promptweave.evaluate.mbpp_plus import load_problems
+    from promptweave.suites.mbpp_plus import load_problems
 
     p = tmp_path / "MbppPlus.jsonl"
     p.write_text(json.dumps({"task_id": "Mbpp/7", "x": 1}) + "\n\n" + json.dumps({"task_id": 8}) + "\n")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from promptweave.compat.evaluators import EVALUATORS
 from promptweave.compat.postprocessors import POSTPROCESSORS
-from promptweave.evaluate.needlebench import (
+from promptweave.suites.needlebench import (
     NeedleBenchATCEvaluator,
     clean_atc_answer,
     needlebench_atc_postprocess_v2,

@@ -9,7 +9,7 @@ from promptweave.compat.evaluators import EVALUATORS
 from promptweave.compat.postprocessors import POSTPROCESSORS
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import EvalContext, build_evaluation
-from promptweave.evaluate import pmmeval as pm
+from promptweave.suites import pmmeval as pm
 
 
 def test_postprocessors_pair_the_reply_with_its_language() -> None:

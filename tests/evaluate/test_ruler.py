@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import build_evaluation
-from promptweave.evaluate.ruler import RulerCweEvaluator, RulerQaEvaluator
+from promptweave.suites.ruler import RulerCweEvaluator, RulerQaEvaluator
 
 SHARE = ("RulerCweEvaluator", "RulerFweEvaluator", "RulerNiahEvaluator", "RulerVtEvaluator")
 

@@ -11,7 +11,7 @@ import pytest
 
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.errors import PromptweaveWarning
-from promptweave.infer.multiturn import MultiTurnGenInferencer, scripted, turn_prompts
+from promptweave.forms.turn_loop import MultiTurnGenInferencer, scripted, turn_prompts
 from promptweave.prompt.multimodal import part_label
 from promptweave.render.chat import to_openai_messages
 

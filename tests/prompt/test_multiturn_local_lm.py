@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from promptweave.engine import DatasetSpec, ModelSpec  # noqa: E402
-from promptweave.infer.multiturn import MultiTurnGenInferencer  # noqa: E402
+from promptweave.forms.turn_loop import MultiTurnGenInferencer  # noqa: E402
 from promptweave.models.base import GenerationParams  # noqa: E402
 
 EOS = 256

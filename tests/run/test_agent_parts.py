@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.cibench import cibench
+from promptweave.suites.cibench.data import cibench
 from promptweave.errors import UnsupportedError
-from promptweave.evaluate.cibench import CIBenchEvaluator
+from promptweave.suites.cibench.scoring import CIBenchEvaluator
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits
 from promptweave.evaluate.context import EvalContext
-from promptweave.infer.agent import APOLOGY, ReActProtocol, agent_settings, extract_code
+from promptweave.forms.agent_loop import APOLOGY, ReActProtocol, agent_settings, extract_code
 from tests.codebox import CODE_EXEC, CODE_SANDBOX
 
 
@@ -228,8 +228,8 @@ def test_a_codeagent_model_runs_with_its_own_protocol_and_max_turn(tmp_path) -> 
 
 
 def test_max_turn_failures_give_the_apology(tmp_path) -> None:
-    from promptweave.infer.agent import AgentConversation, AgentSettings, run_agents
-    from promptweave.infer.chat_turns import ChatConversation
+    from promptweave.forms.agent_loop import AgentConversation, AgentSettings, run_agents
+    from promptweave.forms.chat_loop import ChatConversation
 
     conv = ChatConversation(0, (("user", "q"), ("assistant", "g")), (1,))
     c = AgentConversation(conv, AgentSettings(max_turn=2), "every")

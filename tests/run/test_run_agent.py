@@ -11,7 +11,7 @@ from openai_stub import StubServer, scripted_agent
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
-from promptweave.infer.agent import CALL_PROTOCOL, IPYTHON_DESCRIPTION
+from promptweave.forms.agent_loop import CALL_PROTOCOL, IPYTHON_DESCRIPTION
 from tests.codebox import CODE_EXEC
 
 Q = ["Make a list of the numbers one to three and print its sum.\n", "Print their mean.\n",

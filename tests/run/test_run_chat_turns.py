@@ -166,7 +166,7 @@ def test_a_failed_turn_ends_its_chat_and_the_row_says_why(tmp_path) -> None:
 
 
 def test_chat_rows_must_hold_messages(tmp_path) -> None:
-    from promptweave.infer.chat_turns import ChatDialogueTemplate
+    from promptweave.forms.chat_loop import ChatDialogueTemplate
 
     tpl = ChatDialogueTemplate(["dialogue", "capability"], file="cfg.py")
     with pytest.raises(DataError, match="role") as ei:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptweave.errors import ReferenceTextMissingError, UnsupportedError
-from promptweave.evaluate.game24 import Game24Evaluator, equals_24, game24_postprocess
+from promptweave.suites.game24.scoring import Game24Evaluator, equals_24, game24_postprocess
 from promptweave.infer.records import Record
 from promptweave.infer.tot import Game24Wrapper, ToTSettings, row_text
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import typer
 
+from promptweave.config.select import select  # noqa: F401 - the commands take it from here
 from promptweave.errors import PromptweaveError, WorkdirLockedError
 
 
@@ -51,17 +52,3 @@ def fail(console: Any, exc: PromptweaveError) -> NoReturn:
     raise typer.Exit(exit_code_for(exc))
 
 
-def select(names: Sequence[str], wanted: Sequence[str] | None, what: str, cfg: Any) -> list[int]:
-    """Indices of the entries whose abbr is in ``wanted`` (all when None); unknown names are an error."""
-    if not wanted:
-        return list(range(len(names)))
-    out = []
-    for w in wanted:
-        hits = [i for i, n in enumerate(names) if n == w]
-        if not hits:
-            from promptweave.errors import ConfigError
-
-            raise ConfigError(f"no {what} named {w!r}", file=str(cfg.path),
-                              expected="one of " + ", ".join(names) if names else f"a {what} in the config")
-        out.extend(hits)
-    return out

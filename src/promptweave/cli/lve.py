@@ -202,7 +202,7 @@ def show_cmd(
 
 def _fill_only(test: Any, args: dict[str, Any]) -> list:
     """Fill prompts without building a (custom, untrusted) checker."""
-    from promptweave.lve.runner import _fill_conversations, split_instance_args
+    from promptweave.lve.runner import fill_conversations, split_instance_args
 
     params, _ = split_instance_args(args, test.prompt_parameters)
-    return _fill_conversations(test, params)
+    return fill_conversations(test, params)

@@ -104,7 +104,7 @@ def run_cmd(
                     raise (exc if exc.file else exc.at(file=str(config))) from None
 
             if dry_run:  # agent hook: a dry run lists an agent task without --allow-code-exec as refused, and why
-                from promptweave.infer.agent import mark_refused
+                from promptweave.forms.agent_loop import mark_refused
 
                 mark_refused(tasks, allow_code_exec)
             prepare(tasks)

@@ -75,16 +75,16 @@ def view_cmd(
                                   value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
             models = [open_model(cfg, j) for j in model_ids]
             finals = [final_model(m) for m in models]
-            from promptweave.run.verdicts import view_pairs  # the verdicts lint and run give, as warnings
+            from promptweave.work.verdicts import view_pairs  # the verdicts lint and run give, as warnings
 
             shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
-                from promptweave.infer.attack import first_prompt_spec  # search hook: AttackInferencer's prompts
+                from promptweave.forms.registry import view_dataset
 
-                spec, attack_note = first_prompt_spec(spec)
-                if attack_note:
-                    warnings.warn(attack_note, PromptweaveWarning, stacklevel=1)
+                spec, note = view_dataset(spec)  # the dataset as its form shows it (e.g. its first prompt filled)
+                if note:
+                    warnings.warn(note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 if judge is not None:  # eval hook: the judge's prompts from the run's predictions
                     from promptweave.evaluate.judge_view import judge_records, show_judge
@@ -227,17 +227,16 @@ class _Shim:
 
 
 def _chat_turns(spec: Any, model: Any) -> Any:
-    from promptweave.infer.agent import agent_turns_inferencer
-    from promptweave.infer.chat_turns import chat_turns_inferencer
+    """The row's prompts turn by turn when the dataset's form runs a conversation per row (its own ``view_turns``)."""
+    from promptweave.forms.registry import view_turns
 
-    # agent hook: AgentInferencer every / every_with_gt shows each turn's first call the same way
-    return chat_turns_inferencer(spec, model) or agent_turns_inferencer(spec, model)
+    return view_turns(spec, model)
 
 
 def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:
     """One record per model call of a multi-turn row (earlier replies shown as placeholders)."""
     from promptweave.engine import PromptRecord
-    from promptweave.infer.multiturn import turn_prompts
+    from promptweave.forms.turn_loop import turn_prompts
 
     chat = _chat_turns(spec, model)  # ChatInferencer every / every_with_gt: the row's own chat, turn by turn
     out = []

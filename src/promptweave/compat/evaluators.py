@@ -1,14 +1,12 @@
 """Evaluator names used by OpenCompass / AISBench configs -> promptweave's evaluator classes.
 
 Ordered as the reference config trees use them (``benchmarks/eval_names.py`` counts). A name not here resolves
-through ``compat.bridge`` when the reference is installed, else it is an ``EvaluationError`` at plan time.
+through the benchmark suites (``compat/suites.py``), then ``compat.bridge`` when the reference is installed, else it is an ``EvaluationError`` at plan time.
 """
 from __future__ import annotations
 
+from promptweave.compat.suites import Registry
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.agieval import AGIEvalEvaluator
-from promptweave.evaluate.bfcl import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator  # data hook: BFCL
-from promptweave.evaluate.cibench import CIBenchEvaluator  # agent hook: scores AgentInferencer steps
 from promptweave.evaluate.code_exec import (
     HumanEvalEvaluator,
     LCEvaluator,
@@ -16,50 +14,26 @@ from promptweave.evaluate.code_exec import (
     MBPPPassKEvaluator,
 )
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
-from promptweave.evaluate.gaokao import BY_TYPE as GAOKAO_BY_TYPE
-from promptweave.evaluate.game24 import Game24Evaluator  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
-from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
-from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
-from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
-from promptweave.evaluate.pmmeval import (
-    PMMEvalFloresEvaluator,
-    PMMEvalHumanEvalXLEvaluator,
-    PMMEvalMGSMEvaluator,
-    PMMEvalMHellaswagEvaluator,
-    PMMEvalMIFEvalEvaluator,
-    PMMEvalMLogiQAEvaluator,
-    PMMEvalMMMLUEvaluator,
-    PMMEvalXNLIEvaluator,
-)
-from promptweave.evaluate.ruler import (
-    RulerCweEvaluator,
-    RulerFweEvaluator,
-    RulerNiahEvaluator,
-    RulerQaEvaluator,
-    RulerVtEvaluator,
-)
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours
 BY_MODULE: dict[tuple[str, str], type] = {
     ("needlebench_v2", "NeedleBenchOriginEvaluator"): ev.NeedleBenchV2OriginEvaluator,
 }
 
-EVALUATORS: dict[str, type] = {
+_GENERIC: dict[str, type] = {
     "AccEvaluator": ev.AccEvaluator,
     "GenericLLMEvaluator": GenericLLMEvaluator,
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
     "HumanEvalEvaluator": HumanEvalEvaluator,
-    "CIBenchEvaluator": CIBenchEvaluator,  # agent helper
     "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
     "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
     "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
     "TriviaQAEvaluator": ev.TriviaQAEvaluator,
-    "MBPPEvaluator": MBPPEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
     "Gsm8kEvaluator": ev.Gsm8kEvaluator,
     "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
@@ -80,7 +54,6 @@ EVALUATORS: dict[str, type] = {
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
-    "AGIEvalEvaluator": AGIEvalEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
     "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,
@@ -88,27 +61,6 @@ EVALUATORS: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
-    # long tail (forms): RULER, NeedleBench v2 ATC, P-MMEval, GAOKAO-Bench, LawBench
-    "RulerCweEvaluator": RulerCweEvaluator,
-    "RulerFweEvaluator": RulerFweEvaluator,
-    "RulerNiahEvaluator": RulerNiahEvaluator,
-    "RulerVtEvaluator": RulerVtEvaluator,
-    "RulerQaEvaluator": RulerQaEvaluator,
-    "NeedleBenchATCEvaluator": NeedleBenchATCEvaluator,
-    "needlebench_atc_evaluator": NeedleBenchATCEvaluator,
-    "PMMEvalFloresEvaluator": PMMEvalFloresEvaluator,
-    "PMMEvalHumanEvalXLEvaluator": PMMEvalHumanEvalXLEvaluator,
-    "PMMEvalMGSMEvaluator": PMMEvalMGSMEvaluator,
-    "PMMEvalMHellaswagEvaluator": PMMEvalMHellaswagEvaluator,
-    "PMMEvalMIFEvalEvaluator": PMMEvalMIFEvalEvaluator,
-    "PMMEvalMLogiQAEvaluator": PMMEvalMLogiQAEvaluator,
-    "PMMEvalMMMLUEvaluator": PMMEvalMMMLUEvaluator,
-    "PMMEvalXNLIEvaluator": PMMEvalXNLIEvaluator,
-    **GAOKAO_BY_TYPE,
-    **LAWBENCH_BY_INDEX,
-    "BFCLSingleTurnEvaluator": BFCLSingleTurnEvaluator,  # data hook: function calling (evaluate/bfcl.py)
-    "BFCLRelevanceEvaluator": BFCLRelevanceEvaluator,
-    "Game24Evaluator": Game24Evaluator,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
     # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
     "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
     "BPCEvaluator": BPCEvaluator,
@@ -117,3 +69,7 @@ EVALUATORS: dict[str, type] = {
     "ppl_accuracy": ev.PPLAccEvaluator,
     "exact_match": ev.EMEvaluator,
 }
+
+# every name above, then the benchmark suites' own (BFCL, CIBench, LawBench, ...: compat/suites.py), looked up on
+# first use of a name not above
+EVALUATORS: Registry = Registry(_GENERIC, "EVALUATORS")

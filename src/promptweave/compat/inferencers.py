@@ -110,7 +110,7 @@ CHAT_TURNS = InferencerForm(
     "ChatInferencer", "chat", _GEN | {"infer_mode"},
     {"temperature": "set generation_kwargs on the model", "do_sample": "set generation_kwargs on the model"})
 
-# agent helper: AgentInferencer with infer_mode 'every' or 'every_with_gt' (infer/agent.py, run/agent.py)
+# agent helper: AgentInferencer with infer_mode 'every' or 'every_with_gt' (forms/agent_loop.py, forms/agent.py)
 AGENT_TURNS = InferencerForm(
     "AgentInferencer", "agent", frozenset({"infer_mode", "stopping_criteria", "generation_kwargs"}),
     {"example": "the examples are the ones in the prompt template",
@@ -152,9 +152,9 @@ def resolve_inferencer(name: str, settings: Mapping[str, Any] | None = None, *, 
         if mode not in _CHAT_MODES:
             raise UnsupportedError(f"unknown {name} infer_mode", file=file, field=f"{field}.infer_mode",
                                    value=mode, expected=" or ".join(repr(m) for m in _CHAT_MODES))
-        if mode != "last" and name == "AgentInferencer":  # agent helper: the ReAct code agent (infer/agent.py)
+        if mode != "last" and name == "AgentInferencer":  # agent helper: the ReAct code agent (forms/agent_loop.py)
             form = AGENT_TURNS
-        elif mode != "last":  # a reply for every assistant turn of the row's chat (infer/chat_turns.py)
+        elif mode != "last":  # a reply for every assistant turn of the row's chat (forms/chat_loop.py)
             form = CHAT_TURNS
     if form.mode == "sc":
         n = settings.get("sc_size", 1)

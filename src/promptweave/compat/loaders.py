@@ -6,13 +6,11 @@ installed reference's registry (``compat.bridge``), else it is a typed ``LoaderE
 """
 from __future__ import annotations
 
+from promptweave.compat.suites import Registry
 from promptweave.data.loaders import (
-    bfcl,
     choice,
-    cibench,
     code,
     corpus,
-    game24,
     generic,
     hub,
     infinitebench,
@@ -25,7 +23,7 @@ from promptweave.data.loaders import (
     text_gen,
 )
 
-LOADERS = {
+_NATIVE = {
     # multiple choice
     "MMLUDataset": choice.mmlu,
     "CMMLUDataset": choice.cmmlu,
@@ -56,7 +54,6 @@ LOADERS = {
     # maths
     "GSM8KDataset": math_qa.gsm8k,
     "MATHDataset": math_qa.math,
-    "Game24Dataset": game24.game24,  # search: ToTInferencer's Game of 24
     "Aime2024Dataset": math_qa.aime2024,
     "TheoremQADataset": math_qa.theoremqa,
     "OlympiadBenchDataset": math_qa.olympiadbench,
@@ -65,7 +62,6 @@ LOADERS = {
     "PhyBenchDataset": math_qa.phybench,
     # code
     "HumanevalDataset": code.humaneval,
-    "CIBenchDataset": cibench.cibench,  # agent helper: notebooks -> chats (AgentInferencer every)
     "MBPPDataset": code.mbpp,
     "MBPPDatasetV2": code.mbpp_v2,
     "SanitizedMBPPDataset": code.sanitized_mbpp,
@@ -119,7 +115,6 @@ LOADERS = {
     "VocalSoundDataset": mm_media.vocalsound,
     "VideoMMEDataset": mm_media.videomme,
     # function calling (AISBench BFCL v3, single-turn categories)
-    "BFCLDataset": bfcl.bfcl,
     # open-ended sets judged by an LLM
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,
@@ -134,3 +129,6 @@ LOADERS = {
     "LLMCompressionDataset": corpus.llm_compression,
     "MBPPPlusDataset": corpus.mbpp_plus,
 }
+
+# every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above
+LOADERS: Registry = Registry(_NATIVE, "LOADERS")

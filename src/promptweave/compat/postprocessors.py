@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from promptweave.compat.suites import Registry
 from promptweave.evaluate import postprocess as pp
-from promptweave.evaluate.atlas import atlas_pred_postprocess
-from promptweave.evaluate.game24 import game24_postprocess  # search: ToTInferencer's Game of 24
-from promptweave.evaluate.needlebench import needlebench_atc_postprocess_v2
-from promptweave.evaluate.pmmeval import pmmeval_flores_postprocess, pmmeval_lang_postprocess
 
-POSTPROCESSORS: dict[str, Callable] = {
+_GENERIC: dict[str, Callable] = {
     "first_option_postprocess": pp.first_option_postprocess,
     "needlebench_postprocess": pp.identity_postprocess,
     "needlebench_dataset_postprocess": pp.identity_postprocess,
@@ -51,13 +48,6 @@ POSTPROCESSORS: dict[str, Callable] = {
     "multiple_select_postprocess": pp.multiple_select_postprocess,
     "think_pred_postprocess": pp.think_pred_postprocess,
     "extract_non_reasoning_content": pp.extract_non_reasoning_content,
-    # long tail (forms): NeedleBench v2 ATC, P-MMEval (reply paired with its language), ATLAS
-    "needlebench_atc_postprocess_v2": needlebench_atc_postprocess_v2,
-    "pmmeval_flores_postprocess": pmmeval_flores_postprocess,
-    "pmmeval_flores": pmmeval_flores_postprocess,
-    **{f"pmmeval_{task}{suffix}": pmmeval_lang_postprocess
-       for task in ("mhellaswag", "mlogiqa", "mmmlu", "xnli", "mifeval") for suffix in ("_postprocess", "")},
-    "atlas_pred_postprocess": atlas_pred_postprocess,
     # the reference registry's aliases
     "general": pp.general_postprocess,
     "general_cn": pp.general_cn_postprocess,
@@ -83,5 +73,7 @@ POSTPROCESSORS: dict[str, Callable] = {
     "regex_postprocess": pp.regex_postprocess,
     "regex": pp.regex_postprocess,
     "first_line_postprocess": pp.first_line_postprocess,
-    "game24_postprocess": game24_postprocess,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
 }
+
+# every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above
+POSTPROCESSORS: Registry = Registry(_GENERIC, "POSTPROCESSORS")

@@ -7,7 +7,7 @@ from typing import Any
 from promptweave.conformance.aisbench_common import specs
 from promptweave.conformance.outcome import Outcome
 from promptweave.errors import PromptweaveWarning
-from promptweave.infer.multiturn import MultiTurnGenInferencer, scripted
+from promptweave.forms.turn_loop import MultiTurnGenInferencer, scripted
 from promptweave.render.chat import to_openai_messages
 
 

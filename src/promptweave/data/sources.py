@@ -88,7 +88,7 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
         return _read_json(path)
     if fmt in ("csv", "tsv"):
         return _read_csv(path, delimiter="\t" if fmt == "tsv" else ",")
-    return _read_parquet(path)
+    return read_parquet(path)
 
 
 def _read_jsonl(path: Path) -> Split:
@@ -180,7 +180,7 @@ def _read_csv(path: Path, *, delimiter: str) -> Split:
     return Split(rows, str(path), where)
 
 
-def _read_parquet(path: Path) -> Split:
+def read_parquet(path: Path) -> Split:
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the install
@@ -221,7 +221,7 @@ def read_hf_disk(path: Path) -> Split | dict[str, Split]:
         ds = datasets.load_from_disk(str(path))
     except Exception as exc:  # noqa: BLE001 - datasets raises many types for a bad folder
         raise DataError(f"cannot load the saved dataset: {exc}", file=str(path)) from None
-    return _from_hf(ds, str(path))
+    return from_hf(ds, str(path))
 
 
 def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = None,
@@ -258,7 +258,7 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
             os.environ["HF_HUB_OFFLINE"] = env_old
-    return _from_hf(ds, name)
+    return from_hf(ds, name)
 
 
 def _datasets(where: str):
@@ -270,8 +270,8 @@ def _datasets(where: str):
     return datasets
 
 
-def _from_hf(ds: Any, file: str) -> Split | dict[str, Split]:
+def from_hf(ds: Any, file: str) -> Split | dict[str, Split]:
     if isinstance(ds, Mapping):  # DatasetDict is a dict of split name -> Dataset
-        return {name: _from_hf(part, f"{file}[{name}]") for name, part in ds.items()}
+        return {name: from_hf(part, f"{file}[{name}]") for name, part in ds.items()}
     rows = ds.to_list()
     return Split(rows, file, [f"row {i}" for i in range(len(rows))])

@@ -162,7 +162,7 @@ class PromptBuilder:
                  *, use_plans: bool = True, plan_cache: int = 4096) -> None:
         if model.kind == "api" and (dataset.template.kind_name == "RawPromptTemplate"
                                     or getattr(dataset.template, "raw_messages", False)):
-            from promptweave.prompt.raw import with_api_roles  # forms hook: raw messages keep their roles
+            from promptweave.render.meta import with_api_roles  # forms hook: raw messages keep their roles
 
             model = with_api_roles(model)
         self.dataset = dataset

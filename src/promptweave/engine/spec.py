@@ -120,7 +120,7 @@ def _template_class(kind_name: str) -> type:
 
         return MultiTurnPromptTemplate
     if kind_name == "MMPromptTemplate":
-        from promptweave.prompt.multimodal import MMPromptTemplate
+        from promptweave.prompt.mm_template import MMPromptTemplate
 
         return MMPromptTemplate
     return PromptTemplate

@@ -26,7 +26,7 @@ from typing import Any
 from promptweave.errors import CodeExecutionError, CodeSandboxError
 from promptweave.evaluate import os_sandbox
 from promptweave.evaluate.context import Scores
-from promptweave.evaluate.evaluators import _check
+from promptweave.evaluate.evaluators import check_lengths
 
 FLAG = "--allow-code-exec"
 
@@ -291,7 +291,7 @@ class HumanEvalEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = list(ctx.rows)
         jobs, owners = [], []
         for i, (preds, row) in enumerate(zip(predictions, rows)):
@@ -361,7 +361,7 @@ class MBPPEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs = []
         for pred, ref in zip(predictions, references):
             tests = "\n".join(ref) if isinstance(ref, (list, tuple)) else str(ref)
@@ -389,7 +389,7 @@ class MBPPPassKEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners = [], []
         for i, (preds, ref) in enumerate(zip(predictions, references)):
             if not isinstance(ref, dict) or "test_list_2" not in ref or "task_id" not in ref:
@@ -494,7 +494,7 @@ class LCEvaluator(_CodeEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners = [], []
         for i, (pred, ref) in enumerate(zip(predictions, references)):
             tests, _ = self._tests(ref)
@@ -528,7 +528,7 @@ class LCPassKEvaluator(LCEvaluator):
 
     def score(self, predictions, references, ctx=None):
         require_flag(ctx, self.name)
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         jobs, owners, samples = [], [], []
         for i, (preds, ref) in enumerate(zip(predictions, references)):
             tests, tid = self._tests(ref)
@@ -811,3 +811,13 @@ class PythonSession:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def require_code_exec(allow_code_exec: bool, *, file: str | None = None, field: str = "infer_cfg.inferencer",
+                      value: Any = None) -> None:
+    """The agent runs the model's code at every turn: refused, before any call, unless the user opted in."""
+    if not allow_code_exec:
+        raise CodeExecutionError(
+            f"AgentInferencer infer_mode={value!r} runs the model's code in a Python session at every turn; it only "
+            f"runs with {FLAG}", file=file, field=f"{field}.infer_mode", value=value,
+            expected=f"promptweave run {FLAG} ... (the code runs in an OS sandbox, one per conversation)")

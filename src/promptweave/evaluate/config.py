@@ -18,6 +18,7 @@ from promptweave.errors import (
     JudgeError,
     PromptweaveError,
 )
+from promptweave.evaluate.bridged import BridgedEvaluator
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import AccEvaluator, PPLAccEvaluator
 
@@ -87,51 +88,6 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
     else:
         _check_kwargs(fn, kwargs, name, where)
     return functools.partial(fn, **kwargs) if kwargs else fn
-
-
-class BridgedEvaluator:
-    """A reference evaluator class from an installed reference package, called with the arguments it asks for."""
-
-    needs = frozenset({"rows"})
-
-    def __init__(self, package: str, cls: type, kwargs: Mapping[str, Any], where: str) -> None:
-        self.name = f"{package}:{cls.__name__}"
-        from promptweave.compat.bridge import is_static
-
-        self.static = cls.at(f"{where}.type") if is_static(cls) else None
-        if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
-            self.inner = None
-            return
-        try:
-            self.inner = cls(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
-            raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
-                                  field=where) from None
-
-    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        if self.static is not None:
-            raise self.static.unavailable()
-        sig = inspect.signature(self.inner.score).parameters
-        avail = {"predictions": list(predictions), "references": list(references),
-                 "test_set": list(ctx.rows) if ctx else None,
-                 "origin_prompt": list(ctx.prompts) if ctx and ctx.prompts is not None else [None] * len(predictions)}
-        try:
-            out = dict(self.inner.score(**{k: v for k, v in avail.items() if k in sig}))
-        except Exception as exc:  # noqa: BLE001
-            raise EvaluationError(f"{self.name} failed ({type(exc).__name__}: {exc})", field="evaluator") from None
-        if "error" in out:
-            raise EvaluationError(f"{self.name}: {out['error']}", field="evaluator")
-        details = out.pop("details", None)
-        metrics = {k: float(v) for k, v in out.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        extra = {k: v for k, v in out.items() if k not in metrics}
-        rows = list(details.values()) if isinstance(details, Mapping) else list(details or [])
-        correct: list[bool | None] = [None] * len(predictions)
-        if len(rows) == len(predictions):
-            for i, d in enumerate(rows):
-                if isinstance(d, Mapping):
-                    v = d.get("correct", d.get("is_correct"))
-                    correct[i] = None if v is None else bool(v)
-        return Scores(metrics, correct, rows or None, extra)
 
 
 class NoEvaluator:
@@ -359,7 +315,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
         apply_code_sandbox(tasks, code_sandbox)
     for t in tasks:
         if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # agent hook: runs code
-            from promptweave.infer.agent import require_code_exec
+            from promptweave.evaluate.code_exec import require_code_exec
 
             require_code_exec(allow_code_exec, field=t.settings.get("where") or "infer_cfg.inferencer",
                               value=t.settings.get("infer_mode"))

@@ -22,13 +22,13 @@ from promptweave.evaluate.postprocess import (
 )
 
 
-def _check(predictions: Sequence[Any], references: Sequence[Any] | None, name: str) -> None:
+def check_lengths(predictions: Sequence[Any], references: Sequence[Any] | None, name: str) -> None:
     if references is not None and len(predictions) != len(references):
         raise EvaluationError(f"{name}: {len(predictions)} predictions but {len(references)} references",
                               field="evaluator", expected="one prediction per test row")
 
 
-def _pct(n: float, total: int) -> float:
+def pct(n: float, total: int) -> float:
     return 100.0 * n / total if total else 0.0
 
 
@@ -57,13 +57,13 @@ class _RowEvaluator(Evaluator):
         raise NotImplementedError
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         correct, details = [], []
         for p, r in zip(predictions, references):
             ok, detail = self.judge_row(p, r)
             correct.append(bool(ok))
             details.append({**detail, "correct": bool(ok)})
-        return Scores({self.metric: _pct(sum(correct), len(correct))}, correct, details)
+        return Scores({self.metric: pct(sum(correct), len(correct))}, correct, details)
 
 
 class AccEvaluator(_RowEvaluator):
@@ -90,7 +90,7 @@ class AccwithDetailsEvaluator(_RowEvaluator):
     name = "AccwithDetailsEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         prompts = list(ctx.prompts) if ctx is not None and ctx.prompts is not None else [None] * len(predictions)
         correct, details = [], []
         for i, (p, r) in enumerate(zip(predictions, references)):
@@ -98,7 +98,7 @@ class AccwithDetailsEvaluator(_RowEvaluator):
             correct.append(bool(ok))
             details.append({"prompt": prompts[i] if i < len(prompts) else None, "pred": p, "refr": r,
                             "is_correct": bool(ok)})
-        return Scores({"accuracy": _pct(sum(correct), len(correct))}, correct, details)
+        return Scores({"accuracy": pct(sum(correct), len(correct))}, correct, details)
 
 
 class GPQAEvaluator(_RowEvaluator):
@@ -217,7 +217,7 @@ class CircularEvaluator(Evaluator):
     cp1 = ("ABCD",)
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         n = len(predictions)
         m: dict[str, float] = {"acc_4": 0, "acc_1": 0}
         parsed = []
@@ -242,7 +242,7 @@ class CircularEvaluator(Evaluator):
         for i in (1, 4):
             for j in range(i + 1):
                 groups = hits[i]
-                m[f"more_{i}_{j}"] = _pct(sum(sum(v) >= j for v in groups.values()), len(groups))
+                m[f"more_{i}_{j}"] = pct(sum(sum(v) >= j for v in groups.values()), len(groups))
         for i in (1, 4):
             m[f"perf_{i}"] = m[f"more_{i}_{i}"]
         votes: dict[str, dict[str, Counter]] = {"vote_4": {}, "vote_1": {}}
@@ -261,10 +261,10 @@ class CircularEvaluator(Evaluator):
                 votes["vote_1"][index][pred] += 1
         for k in ("vote_4", "vote_1"):
             ok = sum(1 for idx, c in votes[k].items() if c and golds[idx] == c.most_common(1)[0][0])
-            m[k] = _pct(ok, len(votes[k]))
+            m[k] = pct(ok, len(votes[k]))
         prior = Counter(p if p in ("A", "B", "C", "D") else "-" for p in predictions)
         for k in ("A", "B", "C", "D", "-"):
-            m[f"prior_{k}"] = _pct(prior[k], n)
+            m[f"prior_{k}"] = pct(prior[k], n)
         return Scores(m, [p == r for p, _i, r, _pat in parsed])
 
 
@@ -287,7 +287,7 @@ def _with_seed(fn):
         np.random.set_state(np_state)
 
 
-def _need(module: str, extra: str, who: str) -> Any:
+def need_package(module: str, extra: str, who: str) -> Any:
     import importlib
 
     try:
@@ -307,9 +307,9 @@ class RougeEvaluator(Evaluator):
         super().__init__(**kw)
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
-        rs = _need("rouge_score.rouge_scorer", "metrics", self.name)
-        scoring = _need("rouge_score.scoring", "metrics", self.name)
+        check_lengths(predictions, references, self.name)
+        rs = need_package("rouge_score.rouge_scorer", "metrics", self.name)
+        scoring = need_package("rouge_score.scoring", "metrics", self.name)
         scorer = rs.RougeScorer(list(self.types), use_stemmer=False)
 
         def run() -> dict[str, float]:
@@ -337,8 +337,8 @@ class BleuEvaluator(Evaluator):
         super().__init__(**kw)
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
-        sb = _need("sacrebleu", "metrics", self.name)
+        check_lengths(predictions, references, self.name)
+        sb = need_package("sacrebleu", "metrics", self.name)
         refs = [list(r) if isinstance(r, (list, tuple)) else [r] for r in references]
         width = len(refs[0]) if refs else 1
         if any(len(r) != width for r in refs):
@@ -374,9 +374,9 @@ class _LongBench(Evaluator):
         raise NotImplementedError
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         per = [self.row(str(p), r) for p, r in zip(predictions, references)]
-        return Scores({"score": _pct(sum(per), len(per))}, [s >= 1.0 for s in per],
+        return Scores({"score": pct(sum(per), len(per))}, [s >= 1.0 for s in per],
                       [{"pred": p, "score": s} for p, s in zip(predictions, per)])
 
 
@@ -397,7 +397,7 @@ class LongBenchF1Evaluator(_LongBench):
 
     def row(self, pred, refs):
         if self.language != "en":
-            _need("jieba", "metrics-zh", f"{self.name}(language='zh')")
+            need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
             import jieba
 
             from promptweave.evaluate.postprocess import normalize_zh_answer
@@ -471,12 +471,12 @@ class LongBenchRougeEvaluator(_LongBench):
     name = "LongBenchRougeEvaluator"
 
     def row(self, pred, refs):
-        rouge = _need("rouge", "metrics", self.name)
+        rouge = need_package("rouge", "metrics", self.name)
         best = 0.0
         for ref in _as_list(refs):
             ref = str(ref)
             if self.language == "zh":
-                jieba = _need("jieba", "metrics-zh", f"{self.name}(language='zh')")
+                jieba = need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
                 # the reference re-segments the already segmented prediction for every reference; same here
                 pred = " ".join(jieba.cut(pred, cut_all=False))
                 ref = " ".join(jieba.cut(ref, cut_all=False))
@@ -494,9 +494,9 @@ class JiebaRougeEvaluator(Evaluator):
     name = "JiebaRougeEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
-        rouge = _need("rouge", "metrics", self.name)
-        jieba = _need("jieba", "metrics-zh", self.name)
+        check_lengths(predictions, references, self.name)
+        rouge = need_package("rouge", "metrics", self.name)
+        jieba = need_package("jieba", "metrics-zh", self.name)
         preds = [" ".join(jieba.cut(general_postprocess(str(p)))) or "__PREDPLACEHOLDER__" for p in predictions]
         refs = [" ".join(jieba.cut(general_postprocess(str(r)))) or "__REFRPLACEHOLDER__" for r in references]
         if not preds:
@@ -545,8 +545,8 @@ class MATHVerifyEvaluator(Evaluator):
     name = "MATHVerifyEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
-        mv = _need("math_verify", "math", self.name)
+        check_lengths(predictions, references, self.name)
+        mv = need_package("math_verify", "math", self.name)
         from latex2sympy2_extended import NormalizationConfig
 
         correct: list[bool | None] = []
@@ -571,7 +571,7 @@ class MATHVerifyEvaluator(Evaluator):
             hits += ok
             correct.append(bool(ok))
             details.append({"pred": str(ans), "answer": str(gold), "correct": bool(ok)})
-        return Scores({"accuracy": _pct(hits, len(predictions))}, correct, details)
+        return Scores({"accuracy": pct(hits, len(predictions))}, correct, details)
 
 
 # -- NeedleBench / BABILong (long-context retrieval) -------------------------------------------------------------
@@ -626,7 +626,7 @@ class NeedleBenchOriginEvaluator(Evaluator):
         return score, {"pred": pred, "answer": ref, "edit_distance": dist, "score": score}
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = [self.row(str(p), r) for p, r in zip(predictions, references)]
         total = sum(s for s, _ in rows)
         return Scores({"score": total / len(rows) if rows else 0.0}, [s == 100 for s, _ in rows], [d for _, d in rows])
@@ -650,7 +650,7 @@ class NeedleBenchMultiEvaluator(Evaluator):
     name = "NeedleBenchMultiEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         per, details = [], []
         for p, r in zip(predictions, references):
             parts = str(r).split("*")
@@ -672,7 +672,7 @@ class NeedleBenchParallelEvaluator(Evaluator):
     name = "NeedleBenchParallelEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         if not predictions:
             return Scores({"average_score": 0.0}, [])
         try:
@@ -706,12 +706,12 @@ class BabiLongEvaluator(Evaluator):
         return target.lower() in out
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         ok = []
         for p, r in zip(predictions, references):
             first = r[0] if isinstance(r, (list, tuple)) and r else r
             ok.append(self.match(str(first), str(p)))
-        return Scores({"score": round(_pct(sum(ok), len(ok)), 2)}, ok)
+        return Scores({"score": round(pct(sum(ok), len(ok)), 2)}, ok)
 
 
 class AccDropEvaluator(AccEvaluator):
@@ -720,7 +720,7 @@ class AccDropEvaluator(AccEvaluator):
     name = "AccDropEvaluator"
 
     def score(self, predictions, references, ctx=None) -> Scores:
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         n = len(predictions)
         if n % 2:
             raise EvaluationError("AccDropEvaluator needs an even number of rows (attacked + original)",
@@ -741,7 +741,7 @@ class MRCREvaluator(Evaluator):
     def score(self, predictions, references, ctx=None) -> Scores:
         import json
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         per, details = [], []
         for p, r in zip(predictions, references):
             try:
@@ -755,4 +755,4 @@ class MRCREvaluator(Evaluator):
                 if p.startswith(prefix) else 0.0
             per.append(s)
             details.append({"pred": p, "answer": answer, "score": s})
-        return Scores({"score": _pct(sum(per), len(per))}, [s == 1.0 for s in per], details)
+        return Scores({"score": pct(sum(per), len(per))}, [s == 1.0 for s in per], details)

@@ -262,7 +262,7 @@ class GenericLLMEvaluator:
 
         model, spec = self.judge_model(ctx)
         if getattr(self.template, "kind_name", "") in _RAW_KINDS and spec.kind == "api":
-            from promptweave.prompt.raw import with_api_roles  # raw messages keep their roles, as for main prompts
+            from promptweave.render.meta import with_api_roles  # raw messages keep their roles, as for main prompts
 
             spec = with_api_roles(spec)
         records = [_JudgeRecord(i, render_prompt(self.fill(e), spec, "gen")) for i, e in enumerate(entries)]
@@ -324,9 +324,9 @@ class GenericLLMEvaluator:
         return metrics, grades, true_tag
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        from promptweave.evaluate.evaluators import _check
+        from promptweave.evaluate.evaluators import check_lengths
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         verdicts = self.judge_rows(predictions, references, ctx)  # type: ignore[arg-type]
         metrics, true_tag = self.grade(verdicts, list(ctx.rows) if ctx is not None else [], references)
         grades = [v["grade"] for v in verdicts]
@@ -371,9 +371,9 @@ class CascadeEvaluator:
         self.needs = frozenset({"judge", "rows"}) | getattr(self.rule, "needs", frozenset())
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        from promptweave.evaluate.evaluators import _check
+        from promptweave.evaluate.evaluators import check_lengths
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rule_preds = [self.rule.pred_postprocessor(p) if getattr(self.rule, "pred_postprocessor", None)
                       and callable(self.rule.pred_postprocessor) and isinstance(p, str) else p for p in predictions]
         rule_scores = self.rule.score(rule_preds, references, ctx)

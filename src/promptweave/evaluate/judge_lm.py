@@ -148,9 +148,9 @@ class LMEvaluator(GenericLLMEvaluator):
 
     # -- scoring ----------------------------------------------------------------------------------------------------
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        from promptweave.evaluate.evaluators import _check
+        from promptweave.evaluate.evaluators import check_lengths
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = [dict(r) for r in (ctx.rows if ctx is not None else [])]
         rows += [{} for _ in range(len(predictions) - len(rows))]
         preds = self._postprocess(predictions)
@@ -308,9 +308,9 @@ class CharmMemoryEvaluator:
                              expected=", ".join(LMEvaluator.FIELDS))
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        from promptweave.evaluate.evaluators import _check
+        from promptweave.evaluate.evaluators import check_lengths
 
-        _check(predictions, references, self.name)
+        check_lengths(predictions, references, self.name)
         rows = list(ctx.rows) if ctx is not None else []
         details, correct = [], []
         for i, (p, r) in enumerate(zip(predictions, references)):
@@ -410,9 +410,9 @@ def load_base_predictions(base: str, subjective: Mapping[str, Any], ctx: EvalCon
                 if found is not None:
                     break
         if found is None and ctx is not None and ctx.workdir is not None and dataset:
-            from promptweave.evaluate.judge_view import _safe
+            from promptweave.evaluate.judge_view import safe_name
 
-            own = Path(ctx.workdir) / "predictions" / _safe(base) / f"{_safe(dataset)}.jsonl"
+            own = Path(ctx.workdir) / "predictions" / safe_name(base) / f"{safe_name(dataset)}.jsonl"
             tried.append(str(own))
             found = _read_own_preds(own)
     except (OSError, ValueError, KeyError, TypeError) as exc:

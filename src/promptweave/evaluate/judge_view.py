@@ -9,7 +9,7 @@ from typing import Any
 from promptweave.errors import JudgeError
 
 
-def _safe(name: str) -> str:  # the run's file naming (promptweave/filenames.py)
+def safe_name(name: str) -> str:  # the run's file naming (promptweave/filenames.py)
     from promptweave.filenames import file_name
 
     return file_name(name)
@@ -17,7 +17,7 @@ def _safe(name: str) -> str:  # the run's file naming (promptweave/filenames.py)
 
 def judge_records(workdir: Path, model: str, dataset: str, indices: Sequence[int] | None) -> list[dict[str, Any]]:
     """``{"dataset", "model", "index", "prediction", "gold", "judge"}`` for the judged rows among ``indices``."""
-    path = Path(workdir) / "predictions" / _safe(model) / f"{_safe(dataset)}.jsonl"
+    path = Path(workdir) / "predictions" / safe_name(model) / f"{safe_name(dataset)}.jsonl"
     if not path.is_file():
         raise JudgeError("no predictions for this dataset × model in the work dir", file=str(path),
                          expected="the -w folder of a finished `promptweave run`")

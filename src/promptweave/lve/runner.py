@@ -102,7 +102,7 @@ class RunResult:
         return out
 
 
-def _fill_conversations(test: LVETest, param_values: dict[str, Any]) -> list[list[Message]]:
+def fill_conversations(test: LVETest, param_values: dict[str, Any]) -> list[list[Message]]:
     conversations = []
     for spec in test.prompts():
         conv: list[Message] = []
@@ -229,7 +229,7 @@ def prepare(test: LVETest, args: dict[str, Any] | None = None, *, trust_checkers
         if not isinstance(key, str):
             raise LVEFillError("argument names must be strings", field="args", value=key)
     param_values, model_args = split_instance_args(args, test.prompt_parameters)
-    conversations = _fill_conversations(test, param_values)
+    conversations = fill_conversations(test, param_values)
     merged = dict(test.default_model_args)
     merged.update(model_args)
     merged.setdefault("temperature", 0.0)

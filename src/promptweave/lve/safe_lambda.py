@@ -147,10 +147,10 @@ class SafeLambda:
 
     def check_call(self, n_positional: int, keywords: Iterable[str]) -> None:
         """Raise TypeError now if calling with these argument names would fail."""
-        from promptweave.sandbox.interp import _NO_DEFAULT
+        from promptweave.sandbox.interp import NO_DEFAULT
 
         defaults = [None] * len(self.node.args.defaults)
-        kw_defaults = [_NO_DEFAULT if d is None else None for d in self.node.args.kw_defaults]
+        kw_defaults = [NO_DEFAULT if d is None else None for d in self.node.args.kw_defaults]
         bind_arguments(self.node.args, tuple(range(n_positional)), {k: None for k in keywords}, defaults,
                        kw_defaults, "<lambda>")
 

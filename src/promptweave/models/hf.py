@@ -270,9 +270,9 @@ class HFModel:
         return self.generate([[self._chat_ids(conv)] for conv in conversations], params)
 
     def _chat_ids(self, conv: Sequence[dict]) -> list[int]:
-        from promptweave.models.openai_compat import _openai_message  # forms hook: renderer roles → chat roles
+        from promptweave.models.openai_compat import openai_message  # forms hook: renderer roles → chat roles
 
-        ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
+        ids = self.tokenizer.apply_chat_template([openai_message(m) for m in conv], add_generation_prompt=True,
                                                  tokenize=True)
         if isinstance(ids, dict) or hasattr(ids, "keys"):
             ids = ids["input_ids"]

@@ -205,7 +205,7 @@ class OpenAICompatModel:
 
     def chat_request(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, dict]:
         msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else [
-            _openai_message(m) for m in messages]
+            openai_message(m) for m in messages]
         return "/chat/completions", {"model": self.model, "messages": msgs, **self._decoding(params),
                                      **self.extra_body}
 
@@ -460,7 +460,7 @@ class OpenAICompatModel:
 _ROLES = {"HUMAN": "user", "BOT": "assistant", "SYSTEM": "system"}
 
 
-def _openai_message(m: Message) -> Message:
+def openai_message(m: Message) -> Message:
     """An OpenAI message from either form: ``{role, content}`` or the renderer's ``{role: HUMAN, prompt}``."""
     if "content" in m and m.get("role") in ("user", "assistant", "system", "tool", "developer"):
         return dict(m)

@@ -75,9 +75,9 @@ class VLLMModel:
                              "model a meta template instead", field="path", value=self.path)
         prompts: list[Rendered] = []
         for conv in conversations:
-            from promptweave.models.openai_compat import _openai_message
+            from promptweave.models.openai_compat import openai_message
 
-            ids = self.tokenizer.apply_chat_template([_openai_message(m) for m in conv], add_generation_prompt=True,
+            ids = self.tokenizer.apply_chat_template([openai_message(m) for m in conv], add_generation_prompt=True,
                                                      tokenize=True)
             if hasattr(ids, "keys"):
                 ids = ids["input_ids"]

@@ -113,7 +113,7 @@ class MultiTurnPromptTemplate(PromptTemplate):
 
     def compiled(self, *a: Any, **kw: Any) -> Any:
         raise TemplateError("a MultiTurnPromptTemplate builds one prompt per turn: use it with "
-                            "MultiTurnGenInferencer (promptweave.infer.multiturn)", file=self.file, field=self.field)
+                            "MultiTurnGenInferencer (promptweave.forms.turn_loop)", file=self.file, field=self.field)
 
     def placeholder_names(self) -> set[str]:
         names: set[str] = set()

@@ -117,18 +117,3 @@ def raw_template_config(cfg: Mapping[str, Any], *, as_ice: bool = False, file: s
     uses_ice = not as_ice and isinstance(messages, list) and ice_token in messages
     return {"template": template, **({"ice_token": ice_token} if uses_ice else {})}
 
-
-# a system message is placed before the conversation (a system message inside a row's history is a role error)
-_API_ROLES = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
-              "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}]}
-
-
-def with_api_roles(model: Any) -> Any:
-    """The chat model with the plain role mapping as its meta template: the reference sends raw messages to a
-    chat API as written, without the model's meta template (and, without one, other templates become one text)."""
-    import dataclasses
-
-    from promptweave.render.meta import MetaTemplate
-
-    return dataclasses.replace(model, meta=MetaTemplate.from_config(_API_ROLES, kind="api", file=model.file,
-                                                                    field="meta_template"))

@@ -165,3 +165,18 @@ class MetaTemplate:
                 f"{file + ': ' if file else ''}{field}.round: no role has generate=True, so in gen mode the "
                 "prompt runs to the end of the last round instead of stopping where the answer starts",
                 PromptweaveWarning, stacklevel=3)
+
+
+# raw message rows (``prompt/raw.py``) sent to a chat API: the plain role mapping; a system message is placed
+# before the conversation (a system message inside a row's history is a role error)
+_API_ROLES = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
+              "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}]}
+
+
+def with_api_roles(model: Any) -> Any:
+    """The chat model with the plain role mapping as its meta template: the reference sends raw messages to a
+    chat API as written, without the model's meta template (and, without one, other templates become one text)."""
+    import dataclasses
+
+    return dataclasses.replace(model, meta=MetaTemplate.from_config(_API_ROLES, kind="api", file=model.file,
+                                                                    field="meta_template"))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import json
 import os
@@ -14,84 +13,28 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
-from promptweave.infer import ResponseCache, infer_clp, infer_gen, infer_ppl
-from promptweave.infer.failure import ON_ROW_ERROR, RowFailure
-from promptweave.infer.records import RecordChunk, to_jsonable
+from promptweave.forms.registry import form_for
+from promptweave.infer import ResponseCache
+from promptweave.infer.failure import ON_ROW_ERROR
+from promptweave.infer.records import RecordChunk
+from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.filenames import file_name
-from promptweave.run.task import LazyRecords, Task, TaskOutcome
+from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
+from promptweave.work.task import Task, TaskOutcome
 from promptweave.run.truncation import cut_warning, mark_cuts, run_owns_the_warning
 from promptweave.run.usage import TokenTally, count_rows
 
 CACHE_FILE = "cache.sqlite"
-ROWS_PER_BATCH = 4096
-"""Rows built, sent and written per batch: bounds a task's memory; large enough that the API
-concurrency stays busy (a batch's slowest request holds the next batch back only once)."""
-
-
-def _safe(name: str) -> str:
-    return file_name(name)  # long names shortened with a hash (promptweave/filenames.py)
-
-
-def predictions_path(workdir: Path, task: Task) -> Path:
-    return workdir / "predictions" / _safe(task.model_name) / f"{_safe(task.dataset)}.jsonl"
-
-
-def results_path(workdir: Path, task: Task) -> Path:
-    return workdir / "results" / _safe(task.model_name) / f"{_safe(task.dataset)}.json"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` at once; the temp name is unique, so concurrent writers never collide."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-_write_atomic = write_atomic  # the name other modules used before
-
-
-def _jsonl(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
-
-
-def _batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]:
-    """Records in batches of at most ``rows_per_batch`` rows; a row's records (PPL labels) stay together."""
-    if isinstance(records, LazyRecords):  # perf: the builder's own chunks, with their prompt lists
-        yield from records.batches(rows_per_batch)
-        return
-    batch: list[Any] = []
-    seen = 0
-    last = object()
-    for r in records:
-        if r.index != last:
-            if seen == rows_per_batch:
-                yield batch
-                batch, seen = [], 0
-            seen += 1
-            last = r.index
-        batch.append(r)
-    if batch:
-        yield batch
 
 
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     run_owns_the_warning(model)
-    ev = task.evaluation
-    if (task.mode in ("gen", "ppl", "clp") and task.golds is not None and isinstance(records, RecordChunk)
-            and records.columnar):
+    form = form_for(task.mode)
+    if form.columnar and task.golds is not None and isinstance(records, RecordChunk) and records.columnar:
         # a compiled chunk read by its columns: no record object, so none carries extra notes
         by_index: dict[int, Any] | None = None
         golds = task.golds
@@ -105,46 +48,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
 
         def gold(i: int) -> Any:
             return task.gold(by_index[i])
-    out: list[dict[str, Any]] = []
-    if task.mode == "gen":
-        for g in infer_gen(model, records, task.params, cache, progress):
-            row = {"index": g.index, "prompt": to_jsonable(g.prompt), "shot_ids": g.shot_ids}
-            if isinstance(g.output, RowFailure):
-                row.update(output=None, prediction=None, gold=gold(g.index), error=g.output.to_json())
-            else:
-                row.update(output=g.output, prediction=ev.process_prediction(g.output), gold=gold(g.index))
-            out.append(row)
-    elif task.mode == "ppl":
-        for p in infer_ppl(model, records, cache, progress, normalizing_str=task.normalizing_str):
-            row = {"index": p.index, "prompt": {str(k): to_jsonable(v) for k, v in p.prompts.items()},
-                   "shot_ids": p.shot_ids, "output": {str(k): v for k, v in p.ppl.items()} if p.error is None
-                   else None, "prediction": p.prediction, "gold": gold(p.index)}
-            if p.error is not None:
-                row["error"] = p.error.to_json()
-            out.append(row)
-    elif task.mode == "clp":
-        for c in infer_clp(model, records, task.choices, cache, progress):
-            out.append({"index": c.index, "prompt": to_jsonable(c.prompt), "shot_ids": c.shot_ids,
-                        "output": c.probs, "prediction": c.prediction, "gold": gold(c.index)})
-    elif task.mode in ("sc", "ll", "ppl_only", "function_call", "inference_ppl", "sw_ce_loss"):  # forms hook: self-consistency, log-likelihood, ppl-only; data hook: function calling
-        from promptweave.infer.forms import form_rows
-
-        out = form_rows(dataclasses.replace(task, records=list(records)), model, cache, progress)  # this batch
-    elif task.mode == "tot":  # search hook: ToTInferencer's tree-of-thought search (run/tot.py)
-        from promptweave.run.tot import tot_rows
-
-        out = tot_rows(task, records, model, cache, progress)
-    elif task.mode == "chat":  # forms hook: ChatInferencer every / every_with_gt (the multi-turn loop, per row)
-        from promptweave.run.chat_turns import chat_rows
-
-        out = chat_rows(task, records, model, cache, progress)
-    elif task.mode == "agent":  # agent hook: AgentInferencer every / every_with_gt (infer/agent.py)
-        from promptweave.run.agent import agent_rows
-
-        out = agent_rows(task, records, model, cache, progress)
-    else:
-        raise PromptweaveError("unknown inference mode", field="mode", value=task.mode,
-                               expected="gen, ppl, clp, sc, ll, ppl_only, function_call, chat, agent or tot")
+    out = form.rows(task, records, model, cache, progress, gold)
     for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
@@ -216,13 +120,6 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int]
     return out, golds, correct, judges
 
 
-def _failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for e in errors:
-        kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
-    return kinds
-
-
 def _failed_result(task: Task, error: str) -> dict[str, Any]:
     return {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": "failed",
             "error": error}
@@ -252,16 +149,9 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
     ppath = predictions_path(workdir, task)
     journal = ppath.with_name(ppath.name + ".partial")
     try:
-        if task.mode == "multiturn":
-            from promptweave.run.multiturn import run_multiturn
-
-            rows, extra = run_multiturn(task, model, cache, progress)
-            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
-            n_rows = task.rows
-        elif task.mode == "attack":  # search hook: AttackInferencer's prompt selection (run/attack.py)
-            from promptweave.run.attack import run_attack
-
-            extra, n_rows = run_attack(task, model, cache, progress, ppath, workdir, on_row_error)
+        whole = form_for(task.mode).run_task(task, model, cache, progress, ppath, workdir, on_row_error)
+        if whole is not None:  # a form that runs (and writes) its task at once
+            extra, n_rows = whole
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)
@@ -326,16 +216,15 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     """The task's prediction rows for its records (any row range), failed rows with their ``error``; not scored.
 
     ``cache`` is anything with ResponseCache's ``get_many`` / ``put_many``. The second
-    value is None, or (multi-turn) what :func:`finish_task` needs to score conversations.
+    value is None, or what :func:`finish_task` needs for a form that scores its own rows (multi-turn).
     """
-    if task.mode == "multiturn":
-        from promptweave.run.multiturn import multiturn_rows
-
-        return multiturn_rows(task, model, cache, progress)
+    got = form_for(task.mode).infer_rows(task, model, cache, progress)
+    if got is not None:  # a form that gives its rows (and what scoring needs) at once
+        return got
     if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     out: list[dict[str, Any]] = []
-    for batch in _batches(task.records, rows_per_batch):
+    for batch in batches(task.records, rows_per_batch):
         out.extend(_rows(task, batch, model, cache, progress))
     return out, None
 
@@ -358,11 +247,9 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
     journal = ppath.with_name(ppath.name + ".partial")
     n_total = task.rows if rows_total is None else rows_total
     try:
-        if meta is not None:
-            from promptweave.run.multiturn import multiturn_scores
-
-            extra = multiturn_scores(task, rows, meta)
-            write_atomic(ppath, "".join(_jsonl(r) for r in rows))
+        if meta is not None:  # the form scores its own rows
+            extra = form_for(task.mode).score_rows(task, rows, meta)
+            write_atomic(ppath, "".join(jsonl(r) for r in rows))
             n_rows = n_total
         else:
             state = _Journal(journal)
@@ -408,7 +295,7 @@ class _Journal:
     def add(self, rows: list[dict[str, Any]]) -> None:
         for r in rows:
             self.offsets.append(self.out.tell())
-            self.out.write(_jsonl(r).encode("utf-8", "backslashreplace"))
+            self.out.write(jsonl(r).encode("utf-8", "backslashreplace"))
             self.preds.append(r["prediction"])
             self.golds.append(r["gold"])
             self.indices.append(r["index"])
@@ -434,7 +321,7 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
     state = _Journal(journal)
     state.open()
     try:
-        for batch in _batches(task.records, rows_per_batch):
+        for batch in batches(task.records, rows_per_batch):
             rows = _rows(task, batch, model, cache, progress)
             state.add(rows)
             del rows, batch
@@ -468,7 +355,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
                     row["correct"] = correct[n]
                     if judges is not None and judges[n] is not None:
                         row["judge"] = judges[n]
-                    line = _jsonl(row)
+                    line = jsonl(row)
                 dst.write(line)
         os.replace(tmp, ppath)
     except BaseException:
@@ -479,7 +366,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     if scoring_error is not None:
         raise _ScoringFailed(scoring_error)
     if errors:
-        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=_failure_summary(errors))
+        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors))
     extra["truncated_prompts"] = state.cut  # on every run, cached or not: counted from the rows
     extra["tokens"] = state.tokens.result()
     cut_warning(task, state.cut, len(golds), state.cut_example)

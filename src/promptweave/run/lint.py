@@ -25,7 +25,7 @@ STAND_IN_MODELS = [
     {"abbr": "api-chat", "type": "OpenAISDK", "path": "(lint stand-in)", "openai_api_base": "http://127.0.0.1/v1",
      "_lint_stand_in": True, "meta_template": CHAT_TEMPLATE_META},
 ]
-_SCORING_FORMS = ("ppl", "ll", "ppl_only", "clp", "inference_ppl", "sw_ce_loss")
+_STAND_IN_KIND = {"plain-lm": "lm", "api-chat": "api"}  # each stand-in model's kind (a form's ``stand_ins``)
 
 
 @dataclass
@@ -109,19 +109,21 @@ def _no_stand_in_tokenizer(mcfg: Any) -> Any:
     return load_token_counter(mcfg)
 
 
-def _form(raw: dict, file: str, i: int) -> str | None:
+def _form(raw: dict, file: str, i: int) -> Any:
+    """The dataset's form (``forms/registry.py``), or None when its inferencer is not one we run."""
     from promptweave.compat.inferencers import INFERENCERS, inferencer_name
+    from promptweave.forms.registry import form_for
 
     inf = (raw.get("infer_cfg") or {}).get("inferencer") if isinstance(raw.get("infer_cfg"), dict) else None
     name = inferencer_name(inf.get("type") if isinstance(inf, dict) else None)
     form = INFERENCERS.get(name)
-    return form.mode if form else None
+    return form_for(form.mode) if form else None
 
 
 def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, limit: int | None = None,
               datasets: Sequence[str] | None = None, models: Sequence[str] | None = None) -> LintReport:
     """Plan every dataset × model of one config file as ``run`` would, without calling a model."""
-    from promptweave.cli.common import select
+    from promptweave.config.select import select
     from promptweave.errors import PromptweaveError
     from promptweave.run.plan import plan_config
 
@@ -163,10 +165,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             for j in model_ids:
                 if allowed is not None and (i, j) not in allowed:
                     continue
-                if dataset_file and form in _SCORING_FORMS and cfg.models[j]["abbr"] == "api-chat":
-                    continue  # scoring needs token log-probs: checked against the plain LM only
-                if dataset_file and form == "function_call" and cfg.models[j]["abbr"] == "plain-lm":
-                    continue  # function calling needs an API model with tools: checked against the API only
+                if (dataset_file and form is not None
+                        and _STAND_IN_KIND.get(cfg.models[j]["abbr"], "") not in form.stand_ins):
+                    continue  # scoring needs token log-probs (the plain LM only); tools need the API model
                 start = time.perf_counter()
                 pair = f"{abbrs_d[i]} × {abbrs_m[j]}"
                 try:
@@ -213,19 +214,9 @@ def _internal(exc: Exception, path: Path) -> Any:
 
 
 def _count_prompts(tasks: Sequence[Any], cfg: Any, opened: dict, no_data: bool) -> int:
-    count = 0
-    for t in tasks:
-        if t.mode == "multiturn" and not no_data:
-            from promptweave.config import open_model
-            from promptweave.infer.multiturn import turn_prompts
+    from promptweave.forms.registry import form_for
 
-            spec = next(s for s in opened.values() if s.abbr == t.dataset)
-            j = cfg.model_abbrs().index(t.model_name)
-            m = open_model(cfg, j)
-            count += sum(len(turn_prompts(spec, m, r.index)) for r in t.records)
-        else:
-            count += len(t.records)
-    return count
+    return sum(form_for(t.mode).count_prompts(t, cfg, opened, no_data) for t in tasks)
 
 
 def summary_line(report: LintReport, *, detail: bool = False) -> str:

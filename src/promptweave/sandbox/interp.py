@@ -210,7 +210,7 @@ def bind_arguments(spec: ast.arguments, args: tuple, kwargs: dict[str, Any], def
                 raise TypeError(f"{name}() missing required argument: '{pname}'")
     for arg, default in zip(spec.kwonlyargs, kw_defaults):
         if arg.arg not in bound:
-            if default is _NO_DEFAULT:
+            if default is NO_DEFAULT:
                 raise TypeError(f"{name}() missing required keyword-only argument: '{arg.arg}'")
             bound[arg.arg] = default
     if spec.kwarg is not None:
@@ -218,7 +218,7 @@ def bind_arguments(spec: ast.arguments, args: tuple, kwargs: dict[str, Any], def
     return bound
 
 
-_NO_DEFAULT = object()
+NO_DEFAULT = object()
 
 _CMP: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -817,7 +817,7 @@ class Interpreter:
     def make_function(self, node: ast.FunctionDef | ast.Lambda, scope: Scope) -> Function:
         args = node.args
         defaults = [self.eval(d, scope) for d in args.defaults]
-        kw_defaults = [_NO_DEFAULT if d is None else self.eval(d, scope) for d in args.kw_defaults]
+        kw_defaults = [NO_DEFAULT if d is None else self.eval(d, scope) for d in args.kw_defaults]
         return Function(self, node, scope, defaults, kw_defaults)
 
     def call_function(self, fn: Function, args: tuple, kwargs: dict[str, Any]) -> Any:

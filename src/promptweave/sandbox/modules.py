@@ -14,12 +14,24 @@ import math
 import posixpath
 import string
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import regex
 
-if TYPE_CHECKING:
-    from promptweave.sandbox.interp import Interpreter
+
+
+class InterpreterLike(Protocol):
+    """What the allowed functions need of the interpreter that runs them (``sandbox.interp.Interpreter``).
+
+    Named here, below the interpreter, so this module never imports it back.
+    """
+
+    meter: Any
+    host: Any
+
+    def consume(self, it: Any) -> Any: ...
+
+    def measure(self, value: Any) -> None: ...
 
 
 class Namespace:
@@ -50,7 +62,7 @@ class Environ:
 
 ENVIRON = Environ()
 
-def build(interp: Interpreter) -> dict[str, Namespace]:
+def build(interp: InterpreterLike) -> dict[str, Namespace]:
     """The pure modules, bound to one interpreter's meter and host."""
     meter = interp.meter
     host = interp.host

@@ -204,12 +204,12 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     except Exception as exc:  # noqa: BLE001 - any failure inside the reference's code becomes a typed error
         raise LoaderError(f"the reference loader {choice.package}.{choice.name} failed: "
                           f"{type(exc).__name__}: {exc}", file=ctx.file, field="type", value=choice.name) from None
-    from promptweave.data.sources import _from_hf
+    from promptweave.data.sources import from_hf
 
     if isinstance(got, Split):
         return got
     try:
-        return _from_hf(got, f"{choice.package}.{choice.name}")
+        return from_hf(got, f"{choice.package}.{choice.name}")
     except Exception as exc:  # noqa: BLE001
         raise LoaderError(f"the reference loader {choice.name} returned {type(got).__name__}, not a dataset: "
                           f"{exc}", file=ctx.file, field="type") from None

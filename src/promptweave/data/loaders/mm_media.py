@@ -43,12 +43,12 @@ def videomme(ctx: LoadContext, path: str, video_path: str) -> Splits:
     """Video-MME Parquet rows: the video ``<video_path>/<videoID>.mp4`` (absolute, from the working directory as
     the reference makes it), the frames instruction, then ``Question: <question + options>\\nAnswer: ``;
     ``answer`` holds the letter with duration, domain, sub_category and task_type."""
-    from promptweave.data.sources import _read_parquet
+    from promptweave.data.sources import read_parquet
 
     if not isinstance(video_path, str) or not video_path:
         raise ctx.fail("video_path must name the folder of .mp4 files", where="video_path", value=video_path)
     f = ctx.find(path)
-    split = _read_parquet(f)
+    split = read_parquet(f)
     items = []
     for loc, r in zip(split.where, split.rows):
         for key in ("videoID", "question", "options", "answer"):

@@ -169,7 +169,7 @@ _RWQA_PROMPT = (
 def realworldqa(ctx: LoadContext, path: str, image_type: str = "image_path") -> Splits:
     """Every ``*.parquet`` in the folder of ``path`` (sorted, concatenated): question text first, then the image
     (written raw to ``RealworldQA_images/image_<n>.webp``, or its base64); rows without image bytes are skipped."""
-    from promptweave.data.sources import _read_parquet
+    from promptweave.data.sources import read_parquet
 
     if image_type not in ("image_path", "image_base64"):
         raise ctx.fail("image_type must be 'image_path' or 'image_base64'", where="image_type", value=image_type)
@@ -181,7 +181,7 @@ def realworldqa(ctx: LoadContext, path: str, image_type: str = "image_path") -> 
     items = []
     n = 0
     for shard in shards:
-        split = _read_parquet(shard)
+        split = read_parquet(shard)
         for loc, r in zip(split.where, split.rows):
             idx, n = n, n + 1
             img = r.get("image")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from promptweave.run.task import Task, TaskOutcome
+from promptweave.work.task import Task, TaskOutcome
 
 
 @dataclass

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from promptweave.run.executors.base import RunRequest
-from promptweave.run.task import TaskOutcome
+from promptweave.work.task import TaskOutcome
 
 
 class LocalExecutor:

@@ -38,7 +38,7 @@ from promptweave.run.executors.shards import (
     rows_per_batch,
     split,
 )
-from promptweave.run.task import Task, TaskOutcome
+from promptweave.work.task import Task, TaskOutcome
 
 NAMESPACE = "promptweave"
 PIPELINE = 2  # shards queued per actor, so an actor never idles while the driver commits
@@ -179,6 +179,7 @@ class RayExecutor:
         work dir is touched."""
         from promptweave.config import open_dataset
         from promptweave.run.executors.shared import with_shared_index
+        from promptweave.forms.registry import form_for
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
@@ -193,9 +194,9 @@ class RayExecutor:
             if not model_ids:
                 continue
             ds = open_dataset(cfg, i)
-            mode = infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
-                              settings=ds.inferencer.settings, file=str(cfg.path))
-            shared = ds if mode == "multiturn" else with_shared_index(ds)
+            form = form_for(infer_mode(ds.inferencer.type, where=f"datasets[{i}].infer_cfg.inferencer.type",
+                                       settings=ds.inferencer.settings, file=str(cfg.path)))
+            shared = with_shared_index(ds) if form.shared_index else ds
             n = len(ds.test) if req.limit is None else min(req.limit, len(ds.test))
             # tasks with row 0 built (names, modes and evaluations for merging and scoring on the driver);
             # the worker's copy of the dataset comes out of the object store with its own caches
@@ -204,16 +205,16 @@ class RayExecutor:
             if req.prepare is not None:  # evaluator checks (code flag, judge) before anything is sent
                 req.prepare(skeletons)
             labels = 1
-            if mode == "ppl":
+            if form.labels_per_row:
                 from promptweave.config import open_model
                 from promptweave.engine import PromptBuilder
 
-                labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), "ppl").labels()) or 1
+                labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), form.build_mode).labels()) or 1
             planned.append(_Planned(i, shared, n, list(zip(model_ids, skeletons)), labels))
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.run.execute import _safe
+        from promptweave.work.output import safe_name
         from promptweave.run.executors.shared import in_blocks
 
         cfg = req.config
@@ -223,8 +224,8 @@ class RayExecutor:
             # test rows in blocks: a node fetches the rows it runs, not every dataset whole
             ds_refs[p.ds] = ray.put(in_blocks(p.shared, ray.put, max(256, self.shard_rows or 0)))
             for j, task in p.tasks:
-                folder = (Path(req.workdir) / SHARDS_DIR / _safe(task.model_name)
-                          / f"{_safe(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
+                folder = (Path(req.workdir) / SHARDS_DIR / safe_name(task.model_name)
+                          / f"{safe_name(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
                 log = ShardLog(folder)
                 done = log.done(p.n_rows)
                 states.append(_TaskState(task, p.ds, j, p.n_rows, log, done, rows_done=sum(b - a for a, b in done),
@@ -259,7 +260,7 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.run.execute import _write_atomic
+        from promptweave.work.output import write_atomic
         from promptweave.sandbox.env import current_policy
 
         self.t0 = time.monotonic()
@@ -315,7 +316,7 @@ class RayExecutor:
                                  cfg_ref, j, allow_code=req.allow_code, limit=req.limit, store=store,
                                  limited=api, name=worker_name(name, k, gen), env=current_policy()))
                 slots[j] = [_Slot(j, k) for k in range(replicas)]
-            return self._loop(req, ray, states, ds_refs, slots, makers, workdir, _write_atomic)
+            return self._loop(req, ray, states, ds_refs, slots, makers, workdir, write_atomic)
         finally:
             if self.started:
                 ray.shutdown()
@@ -519,8 +520,10 @@ class RayExecutor:
             truncated += int(part.get("truncated") or 0)
         if meta is not None:
             meta["failed_conversations"] = failed_convs
-        elif s.task.mode == "multiturn":
-            meta = {"infer_mode": s.task.multiturn.infer_mode, "failed_conversations": []}
+        else:  # no shard gave one: the form's own, if it scores its rows itself
+            from promptweave.forms.registry import form_for
+
+            meta = form_for(s.task.mode).empty_meta(s.task)
         from promptweave.infer.cache import ResponseCache
 
         # scoring runs here, once per task; an LLM judge's calls go through the same response cache

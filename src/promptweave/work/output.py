@@ -1,0 +1,55 @@
+"""Where a run's files go and how they are written: names made safe for paths, atomic replacement, JSONL lines.
+
+Below every module that writes into a work dir (the executors, the forms that write their own files), so none of
+them reaches into another for these.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from promptweave.filenames import file_name
+
+
+def safe_name(name: str) -> str:
+    """A model or dataset name as one path component (long names shortened with a hash: promptweave/filenames.py)."""
+    return file_name(name)
+
+
+def predictions_path(workdir: Path, task: Any) -> Path:
+    return workdir / "predictions" / safe_name(task.model_name) / f"{safe_name(task.dataset)}.jsonl"
+
+
+def results_path(workdir: Path, task: Any) -> Path:
+    return workdir / "results" / safe_name(task.model_name) / f"{safe_name(task.dataset)}.json"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` at once; the temp name is unique, so concurrent writers never collide."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def jsonl(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
+
+
+def failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
+    """How many failed rows of each kind."""
+    kinds: dict[str, int] = {}
+    for e in errors:
+        kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+    return kinds
