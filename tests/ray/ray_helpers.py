@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sqlite3
 import time
@@ -32,6 +33,28 @@ def outputs(workdir: Path) -> dict[str, object]:
     for p in sorted((workdir / "predictions").rglob("*.jsonl")):
         got[str(p.relative_to(workdir))] = p.read_text()
     return got
+
+
+def differences(a: object, b: object, path: str = "", rel: float = 1e-6) -> list[str]:
+    """Where two parsed outputs differ: exactly, but for floats, which may differ in the last bits when rows are
+    batched differently (shards change a batch's padding) — to ``rel``, as the local backends promise."""
+    if isinstance(a, float) and isinstance(b, (int, float)) or isinstance(b, float) and isinstance(a, (int, float)):
+        return [] if math.isclose(a, b, rel_tol=rel, abs_tol=1e-9) else [f"{path}: {a!r} != {b!r}"]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return [f"{path}: keys {sorted(a)} != {sorted(b)}"]
+        return [d for k in a for d in differences(a[k], b[k], f"{path}.{k}", rel)]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} items != {len(b)}"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]", rel)]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def parsed_outputs(workdir: Path) -> dict[str, object]:
+    """:func:`outputs` with each predictions file read as its list of rows."""
+    return {k: [json.loads(line) for line in v.splitlines()] if k.endswith(".jsonl") else v
+            for k, v in outputs(workdir).items()}
 
 
 def cached(workdir: Path) -> int:

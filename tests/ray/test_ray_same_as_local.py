@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from openai_stub import StubServer
-from ray_helpers import example, outputs
+from ray_helpers import differences, example, outputs, parsed_outputs
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
@@ -27,7 +27,7 @@ def test_bundled_example_matches_local(name, ray_instance, tiny_model_dir, tmp_p
         ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2")
         sent_ray = srv.received.copy()
     assert ray_run.exit_code == local.exit_code, ray_run.output
-    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert differences(parsed_outputs(tmp_path / "ray"), parsed_outputs(tmp_path / "local")) == []
     assert outputs(tmp_path / "local")  # something was written
     assert sent_ray == sent_local  # the same requests, each as many times
 
@@ -64,7 +64,7 @@ def test_api_concurrency_is_cluster_wide(ray_instance, tiny_model_dir, tmp_path)
         assert srv.total_answered == srv.total_received == 57
         local = run(str(cfg), "-w", str(tmp_path / "local"))
     assert local.exit_code == 0
-    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    assert differences(parsed_outputs(tmp_path / "ray"), parsed_outputs(tmp_path / "local")) == []
 
 
 def test_progress_shows_rows_and_throughput(ray_instance, tiny_model_dir, tmp_path) -> None:

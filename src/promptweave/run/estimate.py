@@ -63,11 +63,12 @@ def max_out_len_note(settings: Mapping[str, Any], mcfg: Mapping[str, Any]) -> st
 def _prompts(task: Any) -> tuple[list | None, bool]:
     """The task's prompts (None when its form builds them as it runs: conversations, searches), and whether each
     call generates text (a scored prompt, or CLP's next-token choice, generates none)."""
-    from promptweave.run.task import LazyRecords
+    from promptweave.work.task import LazyRecords
 
     if task.settings.get("refused") is not None:
         return [], False
-    if isinstance(task.records, LazyRecords):
+    # the builder's own chunks when it has them (a search's variant records are read one by one below)
+    if isinstance(task.records, LazyRecords) and getattr(task.records, "chunks", None) is not None:
         out: list = []
         first = None
         for chunk in task.records.batches(4096):
