@@ -149,7 +149,7 @@ def test_rows_with_different_prefix_lengths_batched_together(tmp_path, tiny_mode
               for q in ("short?", "a much longer question about the capital of France and Germany?", "two plus two?")]
     calls = big.stats.forward_calls
     got = big.token_logprobs_groups(groups)
-    assert big.stats.forward_calls - calls == 2  # one prefix pass and one suffix pass for all rows
+    assert big.stats.forward_calls - calls == 1  # one packed forward: every row's prefix and its label suffixes
     for g, rows in zip(groups, got):
         for prompt, lps in zip(g, rows):
             assert lps == pytest.approx(direct_token_logprobs(big, big.encode(prompt)), abs=1e-4)

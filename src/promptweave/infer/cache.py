@@ -100,6 +100,12 @@ class ResponseCache:
     def put(self, key: str, model_name: str, kind: str, request: Any, response: Any) -> None:
         self.put_many([(key, model_name, kind, request, response)])
 
+    def remember(self, key: str, model_name: str, kind: str, request: Any, value: Any) -> None:
+        """Store something the run worked out (not a model's answer): not counted in ``writes``."""
+        self.put(key, model_name, kind, request, value)
+        with self._lock:
+            self.writes -= 1
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
