@@ -113,3 +113,30 @@ def test_packed_rows_equal_the_kv_cache_path_and_full_prompts(arch, llama_dir, t
             assert x == pytest.approx(direct_token_logprobs(packed, packed.encode(prompt)), abs=1e-4)
     # one packed row per group: each row's tokens are its prefix plus its labels' suffixes, not 4 prompts
     assert packed.stats.forward_tokens < cached.stats.forward_tokens
+
+
+def test_ppl_caches_compact_sums_and_reads_old_per_token_entries(llama_dir, tmp_path) -> None:
+    from promptweave.infer.cache import ResponseCache
+    from promptweave.infer.dispatch import CachedCaller
+
+    recs = [Record(index=i, label=lab, rendered=f"{text(n, i)} Answer: {lab}", shot_ids=[])
+            for i, n in enumerate(SIZES[:4]) for lab in ("A", "B")]
+    prompts = [r.rendered for r in recs]
+    lm = HFModel(str(llama_dir), device="cpu", dtype="float32", batch_size=4)
+    with ResponseCache(tmp_path / "old.sqlite") as cache:  # a work dir from before: per-token lists
+        CachedCaller(lm, cache).call("score", prompts, None)
+        calls = lm.stats.forward_calls
+        from_old = infer_ppl(lm, recs, cache)
+        assert lm.stats.forward_calls == calls  # every old entry served: nothing recomputed
+    with ResponseCache(tmp_path / "new.sqlite") as cache:
+        fresh = infer_ppl(lm, recs, cache)
+        stored = list(cache.get_many([CachedCaller(lm).key("score", p, None) for p in prompts]).values())
+        assert all(set(v) == {"logprob_sum", "tokens"} for v in stored)  # not per-token lists
+        calls = lm.stats.forward_calls
+        assert [r.ppl for r in infer_ppl(lm, recs, cache)] == [r.ppl for r in fresh]
+        assert lm.stats.forward_calls == calls
+        # a form that needs every token's log-prob takes a compact entry as missing, and stores the list
+        lists = CachedCaller(lm, cache).call("score", prompts[:2], None)
+        assert all(isinstance(v, list) for v in lists) and lm.stats.forward_calls > calls
+    for a, b in zip(from_old, fresh):
+        assert a.prediction == b.prediction and a.ppl == pytest.approx(b.ppl, abs=1e-6)

@@ -7,6 +7,7 @@ from promptweave.errors import ModelError
 from promptweave.infer.cache import ResponseCache, request_key
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
+from promptweave.infer.score_values import compact, usable
 from promptweave.models.base import GenerationParams
 
 
@@ -67,16 +68,19 @@ class CachedCaller:
         return request_key(self.identity, kind, to_jsonable(request), params)
 
     def call(self, kind: str, requests: Sequence[Any], params: GenerationParams | None = None,
-             groups: Sequence[Sequence[int]] | None = None) -> list[Any]:
+             groups: Sequence[Sequence[int]] | None = None, *, summed: bool = False) -> list[Any]:
         """Answer each request; ``kind`` is generate / chat / score / next_token.
 
         ``groups`` (score only) lists request indices that share a prefix (the labels
         of one PPL row); a local model scores each group from one shared context.
+        ``summed`` (score only): answers, and what is cached, are compact sums (``score_values``).
         With ``row_errors``, a request that failed on its own (HTTP backends) answers with a
         :class:`RowFailure`, which is not cached; without it the error is raised.
         """
         keys = [self.key(kind, r, params) for r in requests]
         found = self.cache.get_many(keys) if self.cache is not None else {}
+        if kind == "score":
+            found = {k: (compact(v) if summed else v) for k, v in found.items() if usable(v, summed)}
         results: list[Any] = [None] * len(requests)
         by_key: dict[str, list[int]] = {}
         for i, k in enumerate(keys):
@@ -91,6 +95,8 @@ class CachedCaller:
             return results
 
         def store(idx: Sequence[int], values: Sequence[Any]) -> None:
+            if summed:
+                values = [compact(v) for v in values]
             rows = []
             done = 0
             for i, v in zip(idx, values):
