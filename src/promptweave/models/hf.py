@@ -332,7 +332,12 @@ class HFModel:
         prompt. A group is one packed row (``hf_packed``): its length is the prefix plus every suffix, and
         it counts as its number of prompts against ``batch_size``.
         """
-        return self._plan_group_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
+        return self._plan_group_ids(self._encode_groups(groups))
+
+    def _encode_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[int]]]:
+        from promptweave.models.group_tokens import group_ids  # a row's shared text tokenized once
+
+        return [[self._fits(ids) for ids in group_ids(self.tokenizer, g, self.encode)] for g in groups]
 
     def _plan_group_ids(self, seqs: Sequence[Sequence[list[int]]]) -> list[tuple[list[int], Callable[[], list]]]:
         seqs = [[list(x) for x in g] for g in seqs]
@@ -560,7 +565,7 @@ class HFModel:
 
     def token_logprobs_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[float]]]:
         """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
-        return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
+        return self.score_groups_ids(self._encode_groups(groups))
 
     _warned_cut = False
 
