@@ -2,8 +2,10 @@
 
 Prompts arrive as a string or as a list of segments (``str | list[int]``): strings
 are tokenized, token-id lists pass through untouched, so a meta template's exact
-special tokens reach the model. Generation is batched with left padding; scoring
-(for PPL) can share a common prefix across a group of prompts through the KV cache.
+special tokens reach the model. Every form's requests are batched by exact token length
+(``length_batches``; rows keep their order): generation left-padded, scoring right-padded. The
+label prompts of a PPL row share a prefix, run once in one packed row with every label's suffix
+(``hf_packed``; the KV cache where an architecture refuses the packed row's mask).
 """
 from __future__ import annotations
 
