@@ -21,7 +21,8 @@ def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, 
     fingerprint = getattr(type(model), "identity_fingerprint", None)
     if cache is not None and fingerprint is not None:
         fp = model.identity_fingerprint()
-        memo = f"identity:{fp}" if fp else None
+        memo = request_key({"fingerprint": fp}, "identity", [getattr(model, "name", None), type(model).__name__]) \
+            if fp else None
         got = cache.get(memo) if memo else None
         if isinstance(got, dict) and got.get("name") == getattr(model, "name", None) and "backend" in got:
             return got
@@ -29,7 +30,7 @@ def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, 
     ident.setdefault("name", getattr(model, "name", None))
     ident.setdefault("class", type(model).__name__)
     if memo is not None and hasattr(cache, "remember"):
-        cache.remember(memo, str(ident["name"]), "identity", {"fingerprint": memo}, ident)
+        cache.remember(memo, str(ident["name"]), "identity", {"fingerprint": fp}, ident)
     return ident
 
 

@@ -251,10 +251,12 @@ class HFModel:
         response cache keeps the identity under it); None for a hub id."""
         from promptweave.models.hf_identity import identity_fingerprint
 
-        a = self._args
-        settings = {"revision": self.revision, "device": a["device"], "dtype": a["dtype"],
-                    "eos_token_id": a["eos_token_id"], "tokenizer_kwargs": a["tokenizer_kwargs"]}
-        return identity_fingerprint(self.path, self.tokenizer_path, settings)
+        if "_fingerprint" not in self.__dict__:  # once per model: the files are read and hashed
+            a = self._args
+            settings = {"revision": self.revision, "device": a["device"], "dtype": a["dtype"],
+                        "eos_token_id": a["eos_token_id"], "tokenizer_kwargs": a["tokenizer_kwargs"]}
+            self._fingerprint = identity_fingerprint(self.path, self.tokenizer_path, settings)
+        return self._fingerprint
 
     def identity(self) -> dict[str, Any]:
         """What makes this model's outputs distinct: path, revision, tokenizer and chat template, dtype."""
