@@ -29,7 +29,9 @@ def test_one_engine_per_model_prefix_caching_on_and_one_call_per_batch(tiny_mode
     a = VLLMModel(str(tiny_model_dir), engine_kwargs=kw)
     b = VLLMModel(str(tiny_model_dir), engine_kwargs=dict(kw))
     assert a.llm is b.llm  # the second model of the same path and settings shares the engine
-    assert a.llm.llm_engine.cache_config.enable_prefix_caching
+    engine = a.llm.llm_engine
+    cache_config = getattr(engine, "cache_config", None) or engine.vllm_config.cache_config  # V0 / V1 engines
+    assert cache_config.enable_prefix_caching
     prompts = [f"Question {i}: what is two plus two? Answer:" for i in range(40)]
     calls = a.plan_calls("generate", prompts, GenerationParams(max_out_len=3))
     assert len(calls) == 1 and calls[0][0] == list(range(40))
