@@ -144,7 +144,8 @@ def main() -> None:
         cpu: dict = {k: [] for k in variants}
         outputs: dict = {}
         for rnd in range(args.repeats):
-            for key, fn in variants.items():
+            order = list(variants.items())
+            for key, fn in order[::-1] if rnd % 2 else order:  # every other round reversed: drift hits all alike
                 t0, c0 = time.perf_counter(), time.process_time()
                 outputs[key] = fn()
                 times[key].append(time.perf_counter() - t0)
