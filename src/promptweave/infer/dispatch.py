@@ -19,18 +19,18 @@ def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, 
     """
     memo = None
     fingerprint = getattr(type(model), "identity_fingerprint", None)
-    if cache is not None and fingerprint is not None:
+    if hasattr(cache, "recall") and fingerprint is not None:
         fp = model.identity_fingerprint()
         memo = request_key({"fingerprint": fp}, "identity", [getattr(model, "name", None), type(model).__name__]) \
             if fp else None
-        got = cache.get(memo) if memo else None
+        got = cache.recall(memo) if memo else None  # type: ignore[union-attr]
         if isinstance(got, dict) and got.get("name") == getattr(model, "name", None) and "backend" in got:
             return got
     ident = dict(model.identity()) if hasattr(model, "identity") else {}
     ident.setdefault("name", getattr(model, "name", None))
     ident.setdefault("class", type(model).__name__)
-    if memo is not None and hasattr(cache, "remember"):
-        cache.remember(memo, str(ident["name"]), "identity", {"fingerprint": fp}, ident)
+    if memo is not None:
+        cache.remember(memo, ident)  # type: ignore[union-attr]
     return ident
 
 
