@@ -351,7 +351,12 @@ class HFModel:
         calls: list[tuple[list[int], Callable[[], list]]] = []
         if packable:
             lengths = [prefix[i] + sum(len(s) - prefix[i] for s in seqs[i]) for i in packable]
-            for b in self._batches(lengths, weights=[len(seqs[i]) for i in packable]):
+            # on CPU a packed row is a forward of its own: nothing padded, and a row's scores are the same bits
+            # whatever rows share its call (a Ray shard's or a local run's), as the run's executors promise
+            one_each = self.device.type == "cpu"
+            batches = [[k] for k in range(len(packable))] if one_each else self._batches(
+                lengths, weights=[len(seqs[i]) for i in packable])
+            for b in batches:
                 where = [packable[k] for k in b]
                 calls.append((where, partial(self._score_groups, [seqs[i] for i in where], [prefix[i] for i in where])))
         for i in alone:  # no token in common: each prompt in full
