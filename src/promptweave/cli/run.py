@@ -128,6 +128,12 @@ def run_cmd(
             show_estimate(console, tasks, cfg)
         except PromptweaveError as exc:
             fail(err, exc)
+        from promptweave.models.factory import batching_note  # perf hook: how local models batch
+
+        for j in model_ids:
+            note = batching_note(cfg.models[j], cfg.model_abbrs()[j])
+            if note:
+                console.print(note, markup=False, soft_wrap=True)
         for t in refused:  # the other tasks run; these fail with this line, so a dry run shows it up front
             err.print(f"will fail: {t.dataset} × {t.model_name}: {t.settings['refused']}", style="yellow",
                       markup=False, soft_wrap=True)

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS responses (
 )
 """
 
+_MEMO_SCHEMA = "CREATE TABLE IF NOT EXISTS memos (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+
 
 def _canon(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -99,6 +101,21 @@ class ResponseCache:
 
     def put(self, key: str, model_name: str, kind: str, request: Any, response: Any) -> None:
         self.put_many([(key, model_name, kind, request, response)])
+
+    def remember(self, key: str, value: Any) -> None:
+        """Keep something the run worked out (a model's identity), not an answer: a table of its own."""
+        with self._lock:
+            self._db.execute(_MEMO_SCHEMA)
+            self._db.execute("INSERT OR REPLACE INTO memos VALUES (?,?,?)", (key, _dumps(_canon(value)), time.time()))
+
+    def recall(self, key: str) -> Any:
+        """What :meth:`remember` kept under ``key``, or None (also in a work dir from before memos)."""
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT value FROM memos WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError:  # no memos table yet
+                return None
+        return json.loads(row[0]) if row else None
 
     def __len__(self) -> int:
         with self._lock:

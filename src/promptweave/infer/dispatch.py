@@ -7,14 +7,30 @@ from promptweave.errors import ModelError
 from promptweave.infer.cache import ResponseCache, request_key
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
+from promptweave.infer.score_values import compact, usable
 from promptweave.models.base import GenerationParams
 
 
-def model_identity(model: Any) -> dict[str, Any]:
-    """The model's own identity (``identity()``), plus its configured name and class."""
+def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, Any]:
+    """The model's own identity (``identity()``), plus its configured name and class.
+
+    A model with an ``identity_fingerprint()`` (a local transformers model) has its identity kept in
+    ``cache`` under that fingerprint: a rerun reads it back instead of loading the tokenizer (and torch).
+    """
+    memo = None
+    fingerprint = getattr(type(model), "identity_fingerprint", None)
+    if hasattr(cache, "recall") and fingerprint is not None:
+        fp = model.identity_fingerprint()
+        memo = request_key({"fingerprint": fp}, "identity", [getattr(model, "name", None), type(model).__name__]) \
+            if fp else None
+        got = cache.recall(memo) if memo else None  # type: ignore[union-attr]
+        if isinstance(got, dict) and got.get("name") == getattr(model, "name", None) and "backend" in got:
+            return got
     ident = dict(model.identity()) if hasattr(model, "identity") else {}
     ident.setdefault("name", getattr(model, "name", None))
     ident.setdefault("class", type(model).__name__)
+    if memo is not None:
+        cache.remember(memo, ident)  # type: ignore[union-attr]
     return ident
 
 
@@ -44,7 +60,7 @@ class CachedCaller:
         self.row_errors = row_errors
         self.cache = cache
         self.progress = progress or (lambda n: None)
-        self.identity = model_identity(model)
+        self.identity = model_identity(model, cache)
         self.name = str(getattr(model, "name", type(model).__name__))
         self.sent = 0
         self.failed = 0
@@ -53,16 +69,19 @@ class CachedCaller:
         return request_key(self.identity, kind, to_jsonable(request), params)
 
     def call(self, kind: str, requests: Sequence[Any], params: GenerationParams | None = None,
-             groups: Sequence[Sequence[int]] | None = None) -> list[Any]:
+             groups: Sequence[Sequence[int]] | None = None, *, summed: bool = False) -> list[Any]:
         """Answer each request; ``kind`` is generate / chat / score / next_token.
 
         ``groups`` (score only) lists request indices that share a prefix (the labels
         of one PPL row); a local model scores each group from one shared context.
+        ``summed`` (score only): answers, and what is cached, are compact sums (``score_values``).
         With ``row_errors``, a request that failed on its own (HTTP backends) answers with a
         :class:`RowFailure`, which is not cached; without it the error is raised.
         """
         keys = [self.key(kind, r, params) for r in requests]
         found = self.cache.get_many(keys) if self.cache is not None else {}
+        if kind == "score":
+            found = {k: (compact(v) if summed else v) for k, v in found.items() if usable(v, summed)}
         results: list[Any] = [None] * len(requests)
         by_key: dict[str, list[int]] = {}
         for i, k in enumerate(keys):
@@ -77,6 +96,8 @@ class CachedCaller:
             return results
 
         def store(idx: Sequence[int], values: Sequence[Any]) -> None:
+            if summed:
+                values = [compact(v) for v in values]
             rows = []
             done = 0
             for i, v in zip(idx, values):
@@ -122,6 +143,9 @@ class CachedCaller:
                     groups: Sequence[Sequence[int]] | None, store: Callable[..., None]) -> None:
         model = self.model
         bs = max(1, int(getattr(model, "batch_size", 8)))
+        if hasattr(model, "plan_calls"):  # perf: the model forms its batches by token length (models/hf.py)
+            self._call_planned(kind, requests, params, todo, groups, store)
+            return
         if kind == "score" and groups is not None:
             pending = set(todo)
             batch: list[list[int]] = []
@@ -161,6 +185,30 @@ class CachedCaller:
             else:
                 raise ValueError(kind)
             store(chunk, out)
+
+
+    def _call_planned(self, kind: str, requests: Sequence[Any], params: GenerationParams | None, todo: list[int],
+                      groups: Sequence[Sequence[int]] | None, store: Callable[..., None]) -> None:
+        """Every pending request in the model's own batches; each batch is stored (and its progress told) as
+        soon as it is answered, so a crash loses one batch at most."""
+        model = self.model
+        rest = todo
+        if kind == "score" and groups is not None:
+            pending = set(todo)
+            grouped: list[list[int]] = []
+            for group in groups:
+                idx = [i for i in group if i in pending]
+                if idx:
+                    pending.difference_update(idx)
+                    grouped.append(idx)
+            for where, run in model.plan_group_calls([[requests[i] for i in idx] for idx in grouped]):
+                got = run()
+                store([i for g in where for i in grouped[g]], [v for scores in got for v in scores])
+            rest = [i for i in todo if i in pending]
+        if not rest:
+            return
+        for where, run in model.plan_calls(kind, [requests[i] for i in rest], params):
+            store([rest[k] for k in where], run())
 
 
 class SampleCaller(CachedCaller):

@@ -13,6 +13,7 @@ from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.failure import RowFailure, first_failure
 from promptweave.infer.records import RecordLike, columns_of
+from promptweave.infer.score_values import is_compact
 
 
 def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None) -> float:
@@ -22,6 +23,8 @@ def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None)
     reference divides by the count of non-pad tokens). With ``mask_length`` m, only
     tokens m+1..n count and the divisor is n - m.
     """
+    if is_compact(token_logprobs) and mask_length is None:  # a summed score (infer/score_values.py)
+        return -token_logprobs["logprob_sum"] / token_logprobs["tokens"]  # type: ignore[index]
     n = len(token_logprobs) + 1
     if mask_length is None:
         return -sum(token_logprobs) / n
@@ -88,7 +91,8 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
         groups.append(range(at, at + len(grp)))
         at += len(grp)
     norm = _normalizing(model, [recs[p] for p in order], normalizing_str) if normalizing_str is not None else None
-    scores = caller.call("score", prompts, None, [list(g) for g in groups] if shared_prefix else None)
+    scores = caller.call("score", prompts, None, [list(g) for g in groups] if shared_prefix else None,
+                         summed=norm is None)
     if norm is not None:
         ppls = _normalized(norm, caller, scores, groups, shared_prefix)
     else:

@@ -22,6 +22,6 @@ class PPLOnlyResult:
 
 def infer_ppl_only(model: Any, records: Sequence[RecordLike], cache: ResponseCache | None = None,
                    progress: Callable[[int], None] | None = None) -> list[PPLOnlyResult]:
-    scores = CachedCaller(model, cache, progress).call("score", [r.rendered for r in records], None)
+    scores = CachedCaller(model, cache, progress).call("score", [r.rendered for r in records], None, summed=True)
     return [PPLOnlyResult(r.index, r.rendered, average_nll(s), list(r.shot_ids or []))
             for r, s in zip(records, scores)]

@@ -93,6 +93,16 @@ def _number(value: Any, field: str) -> float:
     return float(value)
 
 
+def _positive(cfg: Any, key: str) -> int | None:
+    """An optional whole-number setting of a local model (``max_batch_tokens``, ``num_threads``)."""
+    value = cfg_get(cfg, key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{key} must be a positive whole number", field=f"models[].{key}", value=value)
+    return value
+
+
 def _api_url(cfg: Any) -> Any:
     url = cfg_get(cfg, "openai_api_base") or cfg_get(cfg, "base_url") or cfg_get(cfg, "url")
     if isinstance(url, (list, tuple)):
@@ -210,7 +220,8 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
         return HFModel(str(path), name=name, tokenizer_path=cfg_get(cfg, "tokenizer_path"),
                        revision=cfg_get(cfg, "revision"), device=device, dtype=dtype,
                        batch_size=int(cfg_get(cfg, "batch_size") or 8), max_seq_len=cfg_get(cfg, "max_seq_len"),
-                       eos_token_id=meta_eos(cfg), model_kwargs=mk, tokenizer_kwargs=tk)
+                       eos_token_id=meta_eos(cfg), model_kwargs=mk, tokenizer_kwargs=tk,
+                       max_batch_tokens=_positive(cfg, "max_batch_tokens"), num_threads=_positive(cfg, "num_threads"))
     from promptweave.models.vllm_backend import VLLMModel
 
     path = cfg_get(cfg, "path")
@@ -224,6 +235,18 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
     batch = cfg_get(cfg, "batch_size") or engine.get("max_batch_size") or 256
     return VLLMModel(str(path), name=name, max_seq_len=max_seq, eos_token_id=meta_eos(cfg), engine_kwargs=ek,
                      batch_size=int(batch))
+
+
+def batching_note(cfg: Any, abbr: str) -> str | None:
+    """How an in-process model's batches are formed, as the plan says it; None for an HTTP model."""
+    mt = MODEL_TYPES.get(type_name(cfg))
+    if mt is None or mt.backend == "openai":
+        return None
+    if mt.backend == "vllm":
+        return f"batches: {abbr}: each run batch's requests in one vLLM call (vLLM schedules them; prefix caching on)"
+    from promptweave.models.length_batches import batching_note as note
+
+    return f"batches: {abbr}: {note(int(cfg_get(cfg, 'batch_size') or 8), cfg_get(cfg, 'max_batch_tokens'))}"
 
 
 def load_token_counter(cfg: Any) -> Any:

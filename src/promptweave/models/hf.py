@@ -2,8 +2,10 @@
 
 Prompts arrive as a string or as a list of segments (``str | list[int]``): strings
 are tokenized, token-id lists pass through untouched, so a meta template's exact
-special tokens reach the model. Generation is batched with left padding; scoring
-(for PPL) can share a common prefix across a group of prompts through the KV cache.
+special tokens reach the model. Every form's requests are batched by exact token length
+(``length_batches``; rows keep their order): generation left-padded, scoring right-padded. The
+label prompts of a PPL row share a prefix, run once in one packed row with every label's suffix
+(``hf_packed``; the KV cache where an architecture refuses the packed row's mask).
 """
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ import hashlib
 import json
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence, Union
 
 from promptweave.errors import ModelError, PromptweaveWarning
 from promptweave.models.base import GenerationParams
+from promptweave.models.length_batches import batching_note, length_batches
 
 Segment = Union[str, list]
 Rendered = Union[str, Sequence[Segment]]
@@ -111,8 +115,16 @@ def _generation_eos(path: str, revision: str | None) -> list[int]:
     return [ids] if isinstance(ids, int) else [i for i in ids if isinstance(i, int)]
 
 
+_LAZY = frozenset({"torch", "device", "dtype_name", "tokenizer", "config", "pad_id", "eos_ids"})
+
+
 class HFModel:
-    """A transformers causal LM loaded from ``path`` (a local folder or hub id already cached)."""
+    """A transformers causal LM loaded from ``path`` (a local folder or hub id already cached).
+
+    Building one imports neither torch nor transformers: the tokenizer and config load on first
+    use of them, the weights on the first call that is not cached, so a fully cached rerun (whose
+    identity the response cache remembers, see ``identity_fingerprint``) never imports them.
+    """
 
     def __init__(
         self,
@@ -129,52 +141,80 @@ class HFModel:
         trust_remote_code: bool = False,
         model_kwargs: dict[str, Any] | None = None,
         tokenizer_kwargs: dict[str, Any] | None = None,
+        max_batch_tokens: int | None = None,
+        num_threads: int | None = None,
+        length_sorted: bool = True,
     ) -> None:
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ModelError("the transformers backend needs the 'hf' extra: pip install 'promptweave[hf]'") from exc
-        self.torch = torch
+        self._ready = False
         self.path = str(path)
         self.name = name or Path(self.path).name
         self.revision = revision
         self.batch_size = max(1, int(batch_size))
         self.max_seq_len = max_seq_len
+        self.max_batch_tokens = int(max_batch_tokens) if max_batch_tokens else None
+        self.num_threads = num_threads
+        self.length_sorted = length_sorted
         self.stats = ForwardStats()
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device = torch.device(device)
-        if dtype == "auto":
-            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
-        if dtype not in _DTYPES:
+        if dtype != "auto" and dtype not in _DTYPES:
             raise ModelError("unknown dtype", field="dtype", value=dtype, expected=", ".join(sorted(_DTYPES)))
-        self.dtype_name = _DTYPES[dtype]
         tk_path = tokenizer_path or self.path
         for what, where in (("path", self.path), ("tokenizer_path", tk_path)):
             if not Path(where).exists() and _looks_like_local_path(str(where)):
                 raise ModelError(f"no model folder at {where}", field=what, value=where,
                                  expected="a folder with config.json and weights, or a Hugging Face model id "
                                           "already in the local cache")
-        try:
-            from transformers import AutoConfig
+        self.tokenizer_path = tk_path
+        self._args = dict(device=device, dtype=dtype, eos_token_id=eos_token_id, trust_remote_code=trust_remote_code,
+                          model_kwargs=dict(model_kwargs or {}), tokenizer_kwargs=dict(tokenizer_kwargs or {}))
+        self._model: Any = None
+        self._load_error: ModelError | None = None
+        self._identity: dict[str, Any] | None = None
+        self._packed_ok: bool | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        # torch, the tokenizer and what depends on them come on first use (see the class docstring)
+        if name in _LAZY and not self.__dict__.get("_ready", True):
+            self._setup()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _setup(self) -> None:
+        import sys
+
+        imported_before = "torch" in sys.modules
+        try:
+            import torch
+            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ModelError("the transformers backend needs the 'hf' extra: pip install 'promptweave[hf]'") from exc
+        from promptweave.models.threads import choose_threads
+
+        a = self._args
+        revision, trust = self.revision, a["trust_remote_code"]
+        self.torch = torch
+        choose_threads(torch, self.num_threads, imported_before=imported_before)
+        device = a["device"]
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        dtype = a["dtype"]
+        if dtype == "auto":
+            dtype = "bfloat16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
+        self.dtype_name = _DTYPES[dtype]
+        try:
             self.tokenizer = AutoTokenizer.from_pretrained(
-                tk_path, revision=revision, trust_remote_code=trust_remote_code, **(tokenizer_kwargs or {}))
-            self.config = AutoConfig.from_pretrained(self.path, revision=revision,
-                                                     trust_remote_code=trust_remote_code)
+                self.tokenizer_path, revision=revision, trust_remote_code=trust, **a["tokenizer_kwargs"])
+            self.config = AutoConfig.from_pretrained(self.path, revision=revision, trust_remote_code=trust)
         except (OSError, ValueError) as exc:
             raise ModelError(f"cannot load model or tokenizer: {exc}", field="path", value=self.path) from None
         # the weights load on first use: a rerun whose every call is cached never loads them
         self._load = lambda: AutoModelForCausalLM.from_pretrained(
-            self.path, revision=revision, trust_remote_code=trust_remote_code,
-            dtype=getattr(torch, self.dtype_name), **(model_kwargs or {}))
-        self._model: Any = None
-        self._load_error: ModelError | None = None
-        self.tokenizer_path = tk_path
+            self.path, revision=revision, trust_remote_code=trust, dtype=getattr(torch, self.dtype_name),
+            **a["model_kwargs"])
         self.pad_id = self.tokenizer.pad_token_id
         if self.pad_id is None:
             self.pad_id = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0
+        eos_token_id = a["eos_token_id"]
         eos: list[int] = []
         if eos_token_id is not None:
             eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
@@ -184,6 +224,7 @@ class HFModel:
             if isinstance(tid, int) and tid not in eos:
                 eos.append(tid)
         self.eos_ids = eos
+        self._ready = True
 
     @property
     def model(self) -> Any:
@@ -205,8 +246,25 @@ class HFModel:
         return self._model is not None
 
     # -- identity ------------------------------------------------------------
+    def identity_fingerprint(self) -> str | None:
+        """A hash of the files and settings ``identity()`` is computed from, read without transformers (the
+        response cache keeps the identity under it); None for a hub id."""
+        from promptweave.models.hf_identity import identity_fingerprint
+
+        if "_fingerprint" not in self.__dict__:  # once per model: the files are read and hashed
+            a = self._args
+            settings = {"revision": self.revision, "device": a["device"], "dtype": a["dtype"],
+                        "eos_token_id": a["eos_token_id"], "tokenizer_kwargs": a["tokenizer_kwargs"]}
+            self._fingerprint = identity_fingerprint(self.path, self.tokenizer_path, settings)
+        return self._fingerprint
+
     def identity(self) -> dict[str, Any]:
         """What makes this model's outputs distinct: path, revision, tokenizer and chat template, dtype."""
+        if self._identity is None:
+            self._identity = self._compute_identity()
+        return dict(self._identity)
+
+    def _compute_identity(self) -> dict[str, Any]:
         tk_dir = Path(self.tokenizer_path)
         tok_hash = _file_hash(tk_dir / "tokenizer.json") or hashlib.sha256(
             json.dumps(sorted(self.tokenizer.get_vocab().items())).encode()).hexdigest()[:16]
@@ -226,50 +284,175 @@ class HFModel:
     def count_tokens(self, rendered: Rendered) -> int:
         return len(self.encode(rendered))
 
-    # -- generation ---------------------------------------------------------------
-    def generate(self, prompts: Sequence[Rendered], params: GenerationParams) -> list[str]:
-        """Continue each prompt; greedy when ``temperature == 0``, sampled otherwise."""
-        torch = self.torch
-        out: list[str] = []
-        if params.seed is not None:
-            torch.manual_seed(params.seed)
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = [self.encode(p) for p in prompts[start:start + self.batch_size]]
-            if self.max_seq_len:
-                chunk = self._cut_left(chunk, max(1, self.max_seq_len - params.max_out_len))
-            input_ids, mask = self._pad(chunk, left=True)
-            kw: dict[str, Any] = {"max_new_tokens": params.max_out_len, "pad_token_id": self.pad_id,
-                                  "eos_token_id": self.eos_ids or None}
-            if params.temperature and params.temperature > 0:
-                kw.update(do_sample=True, temperature=params.temperature)
-                if params.top_p is not None:
-                    kw["top_p"] = params.top_p
-            else:
-                kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-            if params.stop:
-                kw.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
-            kw.update({k: v for k, v in params.extra.items() if k not in ("eos_token_id",)})
-            with torch.no_grad():
-                gen = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-                                          **kw)
-            self.stats.forward_calls += 1
-            eos = set(self.eos_ids)
-            for row in gen[:, input_ids.shape[1]:].tolist():
-                # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
-                cut = next((i for i, t in enumerate(row) if t in eos), len(row))
-                row = row[:cut]
-                text = self.tokenizer.decode(row, skip_special_tokens=True)
-                out.append(cut_at_stop(text, params.stop))
+    # -- batches ----------------------------------------------------------------------
+    def batching_note(self) -> str:
+        """How this model's batches are formed, for the plan."""
+        if not self.length_sorted:
+            return f"file order, {self.batch_size} rows per batch"
+        return batching_note(self.batch_size, self.max_batch_tokens)
+
+    def _batches(self, lengths: Sequence[int], *, extra: int = 0, weights: Sequence[int] | None = None
+                 ) -> list[list[int]]:
+        return length_batches(lengths, self.batch_size, self.max_batch_tokens, extra=extra, weights=weights,
+                              sort=self.length_sorted)
+
+    def plan_calls(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None
+                   ) -> list[tuple[list[int], Callable[[], list]]]:
+        """The model calls that answer ``items`` of one kind (generate / chat / score / next_token).
+
+        Each prompt is tokenized once, here; batches are formed by its exact token count (see
+        ``length_batches``) and each call gets its batch's token ids. Every call answers its positions
+        into ``items`` in that order, so the caller puts each answer back at its row.
+        """
+        params = params or GenerationParams()
+        if kind in ("generate", "chat"):
+            ids = [self._chat_ids(c) for c in items] if kind == "chat" else [self.encode(p) for p in items]
+            keep = max(1, self.max_seq_len - params.max_out_len) if self.max_seq_len else None
+            lengths = [min(len(x), keep) if keep else len(x) for x in ids]
+            return [(b, partial(self.generate, [[ids[i]] for i in b], params))
+                    for b in self._batches(lengths, extra=params.max_out_len)]
+        if kind == "score":
+            seqs = [self._fits(self.encode(p)) for p in items]
+            return [(b, partial(self.score_ids, [seqs[i] for i in b]))
+                    for b in self._batches([len(x) for x in seqs])]
+        if kind == "next_token":
+            by_choices: dict[tuple, list[int]] = {}
+            for i, (_, tids) in enumerate(items):
+                by_choices.setdefault(tuple(tids), []).append(i)
+            calls: list[tuple[list[int], Callable[[], list]]] = []
+            for tids, where in by_choices.items():
+                seqs = [self.encode(items[i][0]) for i in where]
+                if self.max_seq_len:
+                    seqs = self._cut_left(seqs, self.max_seq_len)
+                for b in self._batches([len(x) for x in seqs]):
+                    calls.append(([where[i] for i in b], partial(self._next_token_ids, [seqs[i] for i in b], tids)))
+            return calls
+        raise ValueError(kind)
+
+    def plan_group_calls(self, groups: Sequence[Sequence[Rendered]]) -> list[tuple[list[int], Callable[[], list]]]:
+        """Calls scoring groups of prompts that share a prefix (each PPL row's label prompts).
+
+        Each call answers its groups (positions into ``groups``) with one list of per-token log-probs per
+        prompt. A group is one packed row (``hf_packed``): its length is the prefix plus every suffix, and
+        it counts as its number of prompts against ``batch_size``.
+        """
+        return self._plan_group_ids(self._encode_groups(groups))
+
+    def _encode_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[int]]]:
+        from promptweave.models.group_tokens import group_ids  # a row's shared text tokenized once
+
+        return [[self._fits(ids) for ids in group_ids(self.tokenizer, g, self.encode)] for g in groups]
+
+    def _plan_group_ids(self, seqs: Sequence[Sequence[list[int]]]) -> list[tuple[list[int], Callable[[], list]]]:
+        seqs = [[list(x) for x in g] for g in seqs]
+        prefix = [_common_prefix(g) for g in seqs]
+        packable = [i for i, g in enumerate(seqs) if g and prefix[i] >= 1]
+        alone = [i for i, g in enumerate(seqs) if g and prefix[i] < 1]
+        calls: list[tuple[list[int], Callable[[], list]]] = []
+        if packable:
+            lengths = [prefix[i] + sum(len(s) - prefix[i] for s in seqs[i]) for i in packable]
+            # on CPU a packed row is a forward of its own: nothing padded, and a row's scores are the same bits
+            # whatever rows share its call (a Ray shard's or a local run's), as the run's executors promise
+            one_each = self.device.type == "cpu"
+            batches = [[k] for k in range(len(packable))] if one_each else self._batches(
+                lengths, weights=[len(seqs[i]) for i in packable])
+            for b in batches:
+                where = [packable[k] for k in b]
+                calls.append((where, partial(self._score_groups, [seqs[i] for i in where], [prefix[i] for i in where])))
+        for i in alone:  # no token in common: each prompt in full
+            calls.append(([i], partial(lambda g: [self.score_ids(g)], seqs[i])))
+        empty = [i for i, g in enumerate(seqs) if not g]
+        if empty:
+            calls.append((empty, lambda: [[] for _ in empty]))
+        return calls
+
+    def _score_groups(self, groups: list[list[list[int]]], prefix: list[int]) -> list[list[list[float]]]:
+        from promptweave.models.hf_packed import pack, score_packed
+
+        if self._packed_ok is None:
+            self._packed_ok = self._check_packed(groups[0], prefix[0])
+        if not self._packed_ok:
+            return self._score_groups_cached(groups, prefix)
+        rows = [pack(g, p) for g, p in zip(groups, prefix)]
+        return score_packed(self.torch, self._forward_packed, rows, self.pad_id, getattr(self.torch, self.dtype_name))
+
+    def _forward_packed(self, ids: Any, mask: Any, pos: Any) -> Any:
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(ids.numel())
+        dev = self.device
+        with self.torch.no_grad():
+            return self.model(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev),
+                              use_cache=False).logits
+
+    def _check_packed(self, group: list[list[int]], p: int) -> bool:
+        """Whether this architecture takes a 4-D mask and position ids as packing needs: a small packed row
+        against the same prompts scored one by one (otherwise groups go through the KV-cache path)."""
+        from promptweave.models.hf_packed import pack, score_packed
+
+        head = group[0][:min(p, 6)]
+        probe = [head + s[p:p + 3] for s in group[:3]]
+        calls, tokens = self.stats.forward_calls, self.stats.forward_tokens
+        try:
+            got = score_packed(self.torch, self._forward_packed, [pack(probe, len(head))], self.pad_id,
+                               getattr(self.torch, self.dtype_name))[0]
+            want = [self._score_batch([s])[0] for s in probe]
+        except Exception:  # noqa: BLE001 - an architecture that refuses the mask: use the KV-cache path
+            return False
+        finally:
+            self.stats.forward_calls, self.stats.forward_tokens = calls, tokens  # the probe is not the work's
+        tol = 1e-3 if self.dtype_name == "float32" else 0.1
+        return all(len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b)) for a, b in zip(got, want))
+
+    def _score_groups_cached(self, groups: list[list[list[int]]], prefix: list[int]) -> list[list[list[float]]]:
+        out: list[Any] = [None] * len(groups)
+        self._score_shared_chunk([(k, p, g) for k, (g, p) in enumerate(zip(groups, prefix))], out)
         return out
 
-    def chat(self, conversations: Sequence[Sequence[dict]], params: GenerationParams) -> list[str]:
-        """Answer message lists through the tokenizer's own chat template."""
+    # -- generation ---------------------------------------------------------------
+    def generate(self, prompts: Sequence[Rendered], params: GenerationParams) -> list[str]:
+        """Continue each prompt; greedy when ``temperature == 0``, sampled otherwise (batched by length)."""
+        seqs = [self.encode(p) for p in prompts]
+        if self.max_seq_len:
+            seqs = self._cut_left(seqs, max(1, self.max_seq_len - params.max_out_len))
+        if params.seed is not None:
+            self.torch.manual_seed(params.seed)
+        out: list[str] = [""] * len(seqs)
+        for b in self._batches([len(x) for x in seqs], extra=params.max_out_len):
+            for i, text in zip(b, self._generate_ids([seqs[i] for i in b], params)):
+                out[i] = text
+        return out
+
+    def _generate_ids(self, chunk: list[list[int]], params: GenerationParams) -> list[str]:
+        torch = self.torch
+        input_ids, mask = self._pad(chunk, left=True)
+        kw: dict[str, Any] = {"max_new_tokens": params.max_out_len, "pad_token_id": self.pad_id,
+                              "eos_token_id": self.eos_ids or None}
+        if params.temperature and params.temperature > 0:
+            kw.update(do_sample=True, temperature=params.temperature)
+            if params.top_p is not None:
+                kw["top_p"] = params.top_p
+        else:
+            kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if params.stop:
+            kw.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
+        kw.update({k: v for k, v in params.extra.items() if k not in ("eos_token_id",)})
+        with torch.no_grad():
+            gen = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), **kw)
+        self.stats.forward_calls += 1
+        self.stats.forward_tokens += int(input_ids.numel())  # the prefill's positions, padding included
+        eos = set(self.eos_ids)
+        out = []
+        for row in gen[:, input_ids.shape[1]:].tolist():
+            # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
+            cut = next((i for i, t in enumerate(row) if t in eos), len(row))
+            text = self.tokenizer.decode(row[:cut], skip_special_tokens=True)
+            out.append(cut_at_stop(text, params.stop))
+        return out
+
+    def _chat_ids(self, conv: Sequence[dict]) -> list[int]:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
                              "model a meta template instead", field="path", value=self.path)
-        return self.generate([[self._chat_ids(conv)] for conv in conversations], params)
-
-    def _chat_ids(self, conv: Sequence[dict]) -> list[int]:
         from promptweave.models.openai_compat import openai_message  # forms hook: renderer roles → chat roles
 
         ids = self.tokenizer.apply_chat_template([openai_message(m) for m in conv], add_generation_prompt=True,
@@ -318,6 +501,10 @@ class HFModel:
                 return int(a)
         return len(text)
 
+    def chat(self, conversations: Sequence[Sequence[dict]], params: GenerationParams) -> list[str]:
+        """Answer message lists through the tokenizer's own chat template."""
+        return self.generate([[self._chat_ids(conv)] for conv in conversations], params)
+
     # -- scoring -------------------------------------------------------------------
     def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
         self.stats.forward_calls += 1
@@ -350,9 +537,10 @@ class HFModel:
 
     def score_ids(self, seqs: Sequence[list[int]]) -> list[list[float]]:
         """Per-token log-probs (tokens 2..n) of each sequence, one full forward per sequence (batched)."""
-        out: list[list[float]] = []
-        for start in range(0, len(seqs), self.batch_size):
-            out.extend(self._score_batch([list(s) for s in seqs[start:start + self.batch_size]]))
+        out: list[Any] = [None] * len(seqs)
+        for b in self._batches([len(s) for s in seqs]):
+            for i, lps in zip(b, self._score_batch([list(seqs[i]) for i in b])):
+                out[i] = lps
         return out
 
     def score_group_ids(self, group: Sequence[list[int]]) -> list[list[float]]:
@@ -362,30 +550,15 @@ class HFModel:
     def score_groups_ids(self, groups: Sequence[Sequence[list[int]]]) -> list[list[list[float]]]:
         """Score several groups (the label prompts of several PPL rows) in batches.
 
-        Each group's common token prefix is run once (prefixes of several rows batched,
-        right-padded); then every label's suffix runs on a copy of its row's KV cache,
-        with positions continuing from its own prefix. Equal, up to float rounding, to
-        scoring each sequence in full.
+        Each group is one packed row (``hf_packed``): its common token prefix runs once and every
+        suffix after it, with positions continuing from the prefix. Equal, up to float rounding, to
+        scoring each sequence in full. Architectures that do not take a packed row's 4-D mask go
+        through the KV cache instead (``_score_shared_chunk``).
         """
         out: list[Any] = [None] * len(groups)
-        shared: list[tuple[int, int, list[list[int]]]] = []
-        for gi, g in enumerate(groups):
-            seqs = [list(x) for x in g]
-            p = _common_prefix(seqs)
-            if len(seqs) < 2 or p < 1:
-                out[gi] = self.score_ids(seqs) if seqs else []
-            else:
-                shared.append((gi, p, seqs))
-        chunk: list[tuple[int, int, list[list[int]]]] = []
-        n = 0
-        for item in shared:
-            if chunk and n + len(item[2]) > self.batch_size:
-                self._score_shared_chunk(chunk, out)
-                chunk, n = [], 0
-            chunk.append(item)
-            n += len(item[2])
-        if chunk:
-            self._score_shared_chunk(chunk, out)
+        for where, run in self._plan_group_ids(groups):
+            for gi, got in zip(where, run()):
+                out[gi] = got
         return out
 
     def _score_shared_chunk(self, chunk: list[tuple[int, int, list[list[int]]]], out: list[Any]) -> None:
@@ -441,7 +614,7 @@ class HFModel:
 
     def token_logprobs_groups(self, groups: Sequence[Sequence[Rendered]]) -> list[list[list[float]]]:
         """Per-token log-probs for several groups of prompts, each group scored from its shared prefix."""
-        return self.score_groups_ids([[self._fits(self.encode(p)) for p in g] for g in groups])
+        return self.score_groups_ids(self._encode_groups(groups))
 
     _warned_cut = False
     warn_cuts = True  # a run records each cut row and warns per task instead (run/truncation.py)
@@ -484,19 +657,23 @@ class HFModel:
 
     def next_token_logprobs(self, prompts: Sequence[Rendered], token_ids: Sequence[int]) -> list[list[float]]:
         """Log-probabilities of ``token_ids`` as the next token after each prompt (for CLP)."""
-        torch = self.torch
-        out: list[list[float]] = []
         seqs = [self.encode(p) for p in prompts]
         if self.max_seq_len:
             seqs = self._cut_left(seqs, self.max_seq_len)
-        idx = torch.tensor(list(token_ids), dtype=torch.long)
+        out: list[list[float]] = []
         for start in range(0, len(seqs), self.batch_size):
-            chunk = seqs[start:start + self.batch_size]
-            ids, mask = self._pad(chunk)
-            logits = self._forward(ids, mask).logits.float()
-            for i, s in enumerate(chunk):
-                lp = torch.log_softmax(logits[i, len(s) - 1], -1).cpu()
-                out.append(lp[idx].tolist())
+            out.extend(self._next_token_ids(seqs[start:start + self.batch_size], token_ids))
+        return out
+
+    def _next_token_ids(self, chunk: list[list[int]], token_ids: Sequence[int]) -> list[list[float]]:
+        torch = self.torch
+        idx = torch.tensor(list(token_ids), dtype=torch.long)
+        ids, mask = self._pad(chunk)
+        logits = self._forward(ids, mask).logits.float()
+        out = []
+        for i, s in enumerate(chunk):
+            lp = torch.log_softmax(logits[i, len(s) - 1], -1).cpu()
+            out.append(lp[idx].tolist())
         return out
 
 

@@ -6,22 +6,41 @@ pass through as a ``TokensPrompt``), ``token_logprobs`` via ``prompt_logprobs`` 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from promptweave.errors import ModelError
 from promptweave.models.base import GenerationParams
 from promptweave.models.hf import Rendered, cut_at_stop
 
 
+_ENGINES: dict[str, Any] = {}  # one engine per model and engine settings in a process (GPU memory is claimed once)
+
+
+def _engine(path: str, kw: dict[str, Any]) -> Any:
+    from vllm import LLM
+
+    key = json.dumps([path, kw], sort_keys=True, default=str)
+    if key not in _ENGINES:
+        _ENGINES[key] = LLM(model=path, **kw)
+    return _ENGINES[key]
+
+
 class VLLMModel:
-    """A model served by an in-process ``vllm.LLM``."""
+    """A model served by an in-process ``vllm.LLM``.
+
+    Prefix caching is on unless the config turns it off (``model_kwargs.enable_prefix_caching``): the
+    label prompts of a PPL row and the few-shot examples shared by many rows are computed once. Each
+    run batch goes to vLLM as one call (``plan_calls``), so its scheduler, not ``batch_size``, forms
+    the batches.
+    """
 
     def __init__(self, path: str, *, name: str | None = None, max_seq_len: int | None = None,
                  eos_token_id: int | Sequence[int] | None = None, engine_kwargs: dict[str, Any] | None = None,
                  batch_size: int = 256) -> None:
         try:
-            from vllm import LLM
+            import vllm  # noqa: F401
         except ImportError as exc:
             raise ModelError("the vLLM backend needs the 'vllm' extra and a GPU: pip install 'promptweave[vllm]'",
                              field="type", value="VLLM") from exc
@@ -31,7 +50,8 @@ class VLLMModel:
         kw = dict(engine_kwargs or {})
         if max_seq_len:
             kw.setdefault("max_model_len", int(max_seq_len))
-        self.llm = LLM(model=path, **kw)
+        kw.setdefault("enable_prefix_caching", True)
+        self.llm = _engine(path, kw)
         self.tokenizer = self.llm.get_tokenizer()
         eos = [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id or [])
         self.eos_ids = eos
@@ -99,6 +119,30 @@ class VLLMModel:
                 lps.append(float(entry[tok].logprob))
             result.append(lps)
         return result
+
+    def plan_calls(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None
+                   ) -> list[tuple[list[int], Callable[[], list]]]:
+        """All of a batch's requests in one call: vLLM's scheduler batches them (see the class docstring)."""
+        every = list(range(len(items)))
+        if kind == "generate":
+            return [(every, lambda: self.generate(items, params or GenerationParams()))]
+        if kind == "chat":
+            return [(every, lambda: self.chat(items, params or GenerationParams()))]
+        if kind == "score":
+            return [(every, lambda: self.token_logprobs(items, shared_prefix=False))]
+        return [(every, lambda: self.next_token_logprobs([p for p, _ in items], items[0][1]))]
+
+    def plan_group_calls(self, groups: Sequence[Sequence[Rendered]]) -> list[tuple[list[int], Callable[[], list]]]:
+        """Every group's prompts in one call; prefix caching shares each group's prefix."""
+        def run() -> list[list[list[float]]]:
+            flat = self.token_logprobs([p for g in groups for p in g])
+            out, at = [], 0
+            for g in groups:
+                out.append(flat[at:at + len(g)])
+                at += len(g)
+            return out
+
+        return [(list(range(len(groups))), run)]
 
     def next_token_logprobs(self, prompts: Sequence[Rendered], token_ids: Sequence[int]) -> list[list[float]]:
         raise ModelError("CLP on vLLM is not supported yet; use the transformers backend", field="type",
