@@ -54,7 +54,7 @@ def test_chat_and_agent_modes() -> None:
     assert resolve_inferencer("ParallelChatInferencer", {"infer_mode": "every_with_gt"})[0].mode == "chat"
     with pytest.raises(UnsupportedError, match="infer_mode"):
         resolve_inferencer("ChatInferencer", {"infer_mode": "each"})
-    for mode in ("every", "every_with_gt"):  # the ReAct code agent (infer/agent.py); run needs --allow-code-exec
+    for mode in ("every", "every_with_gt"):  # the ReAct code agent (forms/agent_loop.py); run needs --allow-code-exec
         form, notes = resolve_inferencer("AgentInferencer", {"infer_mode": mode, "max_out_len": 9})
         assert form.mode == "agent"
         assert any("--allow-code-exec" in n for n in notes)

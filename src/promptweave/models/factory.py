@@ -249,19 +249,21 @@ def batching_note(cfg: Any, abbr: str) -> str | None:
     return f"batches: {abbr}: {note(int(cfg_get(cfg, 'batch_size') or 8), cfg_get(cfg, 'max_batch_tokens'))}"
 
 
-def load_token_counter(cfg: Any) -> Any:
-    """A ``count(rendered) -> int`` with the model's own tokenizer (loaded alone, no weights), or None.
-
-    Local models use ``tokenizer_path`` or ``path``; an HTTP model only when its config
-    names a ``tokenizer_path`` (the served model's tokenizer, available locally).
-    """
+def token_counter_path(cfg: Any) -> Any:
+    """Where a model's tokenizer is for counting: local models use ``tokenizer_path`` or ``path``; an HTTP model
+    only when its config names a ``tokenizer_path`` (the served model's tokenizer, available locally)."""
     kind = type_name(cfg)
     if kind in OPENAI_TYPES:
-        path = cfg_get(cfg, "tokenizer_path")
-    elif kind in HF_TYPES or kind in VLLM_TYPES:
-        path = cfg_get(cfg, "tokenizer_path") or cfg_get(cfg, "path")
-    else:
-        path = None
+        return cfg_get(cfg, "tokenizer_path")
+    if kind in HF_TYPES or kind in VLLM_TYPES:
+        return cfg_get(cfg, "tokenizer_path") or cfg_get(cfg, "path")
+    return None
+
+
+def load_token_counter(cfg: Any) -> Any:
+    """A ``count(rendered) -> int`` with the model's own tokenizer (loaded alone, no weights), or None
+    (see :func:`token_counter_path` for which tokenizer)."""
+    path = token_counter_path(cfg)
     if not path:
         return None
     try:

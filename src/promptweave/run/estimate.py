@@ -104,9 +104,22 @@ def _local_tokenizer(mcfg: Mapping[str, Any]) -> bool:
     return bool(path) and Path(str(path)).expanduser().is_dir()
 
 
+def _counter(mcfg: Mapping[str, Any]) -> Any:
+    """The exact counter a dry run can have without importing torch: ``tokenizer.json`` read by ``tokenizers``
+    alone; transformers' tokenizer only when something already imported transformers; else None (estimated)."""
+    import sys
+
+    from promptweave.models.factory import cfg_get, load_token_counter, token_counter_path
+    from promptweave.models.light_tokens import light_token_counter
+
+    light = light_token_counter(token_counter_path(mcfg), cfg_get(mcfg, "tokenizer_kwargs"))
+    if light is not None:
+        return light
+    return load_token_counter(mcfg) if "transformers" in sys.modules else None
+
+
 def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
     """Each task's requests, prompt tokens and cost."""
-    from promptweave.models.factory import load_token_counter
 
     file = str(cfg.path)
     by_abbr = dict(zip(cfg.model_abbrs(), range(len(cfg.models))))
@@ -117,7 +130,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
         mcfg = cfg.models[j] if j is not None else {}
         if j is not None and j not in counters:
             try:  # a local tokenizer folder only: a dry run never downloads
-                counters[j] = load_token_counter(mcfg) if _local_tokenizer(mcfg) else None
+                counters[j] = _counter(mcfg) if _local_tokenizer(mcfg) else None
             except PromptweaveError:
                 counters[j] = None
         count = counters.get(j)

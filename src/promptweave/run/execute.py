@@ -21,8 +21,8 @@ from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
 from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
 from promptweave.work.task import Task, TaskOutcome
-from promptweave.run.truncation import cut_warning, mark_cuts, run_owns_the_warning
-from promptweave.run.usage import TokenTally, count_rows
+from promptweave.run.truncation import cut_warning, run_owns_the_warning
+from promptweave.run.usage import TokenTally, measure_rows
 
 CACHE_FILE = "cache.sqlite"
 
@@ -53,8 +53,8 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
         extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
-    count_rows(out, model)  # how many tokens a local model received (run/usage.py)
-    mark_cuts(out, task, model)  # truncation is data: each row says whether and how the model cut its prompt
+    # how many tokens a local model received, and whether and how it cut each prompt (truncation is data)
+    measure_rows(out, task, model, cache)
     return out
 
 

@@ -56,3 +56,43 @@ class TokenTally:
         return {"prompt": self.prompt, "output": self.output,
                 "counted": "exact prompt tokens (the model's tokenizer); outputs estimated" if self.exact
                 else f"estimated (characters / {CHARS_PER_TOKEN})"}
+
+
+def measure_rows(rows: list[dict[str, Any]], task: Any, model: Any, cache: Any) -> None:
+    """``prompt_tokens`` and ``truncated`` on each row (:func:`count_rows`, ``truncation.mark_cuts``), remembered in
+    the response cache under the model's fingerprint, so a fully cached rerun records the same figures without
+    loading the tokenizer (and, with it, torch)."""
+    from promptweave.run.truncation import mark_cuts
+
+    fingerprint = getattr(model, "identity_fingerprint", None)
+    fp = fingerprint() if callable(fingerprint) else None
+    if fp is None or not hasattr(cache, "recall") or getattr(model, "prompt_ids", None) is None:
+        count_rows(rows, model)
+        mark_cuts(rows, task, model)
+        return
+    reserve = getattr(task.params, "max_out_len", None) if task.mode == "gen" else 0
+    scope = [fp, task.mode, reserve, getattr(model, "max_seq_len", None)]
+    keys = [_measure_key(scope, row.get("prompt")) for row in rows]
+    todo = []
+    for row, key in zip(rows, keys):
+        got = cache.recall(key) if row.get("prompt") is not None else {}
+        if got is None:
+            todo.append((row, key))
+            continue
+        for field in ("prompt_tokens", "truncated"):
+            if field in got:
+                row[field] = got[field]
+    if todo:
+        fresh = [row for row, _ in todo]
+        count_rows(fresh, model)
+        mark_cuts(fresh, task, model)
+        for row, key in todo:
+            cache.remember(key, {f: row[f] for f in ("prompt_tokens", "truncated") if f in row})
+
+
+def _measure_key(scope: list[Any], prompt: Any) -> str:
+    import hashlib
+    import json
+
+    text = json.dumps(["row-measure-1", scope, prompt], ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
