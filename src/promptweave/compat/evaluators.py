@@ -117,3 +117,9 @@ EVALUATORS: dict[str, type] = {
     "ppl_accuracy": ev.PPLAccEvaluator,
     "exact_match": ev.EMEvaluator,
 }
+
+# suite: aisbench (AISBench's own rules where a name means something else in OpenCompass; compat/origin.py)
+from promptweave.compat.origin import qualified  # noqa: E402
+from promptweave.suites import aisbench as aisbench_suite  # noqa: E402
+
+EVALUATORS.update(qualified("ais_bench", aisbench_suite.EVALUATORS, EVALUATORS))

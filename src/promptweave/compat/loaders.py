@@ -134,3 +134,9 @@ LOADERS = {
     "LLMCompressionDataset": corpus.llm_compression,
     "MBPPPlusDataset": corpus.mbpp_plus,
 }
+
+# suite: aisbench (AISBench's own rules where a name means something else in OpenCompass; compat/origin.py)
+from promptweave.compat.origin import qualified  # noqa: E402
+from promptweave.suites import aisbench as aisbench_suite  # noqa: E402
+
+LOADERS.update(qualified("ais_bench", aisbench_suite.LOADERS, LOADERS))

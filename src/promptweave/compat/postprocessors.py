@@ -85,3 +85,9 @@ POSTPROCESSORS: dict[str, Callable] = {
     "first_line_postprocess": pp.first_line_postprocess,
     "game24_postprocess": game24_postprocess,  # search: ToTInferencer's Game of 24 (evaluate/game24.py)
 }
+
+# suite: aisbench (AISBench's own rules where a name means something else in OpenCompass; compat/origin.py)
+from promptweave.compat.origin import qualified  # noqa: E402
+from promptweave.suites import aisbench as aisbench_suite  # noqa: E402
+
+POSTPROCESSORS.update(qualified("ais_bench", aisbench_suite.POSTPROCESSORS, POSTPROCESSORS))
