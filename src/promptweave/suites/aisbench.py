@@ -147,9 +147,14 @@ _SOUNDS = {"A": "laughter", "B": "sigh", "C": "cough", "D": "throatclearing", "E
 
 class MTBenchEvaluator(Evaluator):
     """AISBench's MT-Bench score: a reply longer than one character is replaced by the sound its first letter names
-    (``A`` laughter ... ``F`` sniff; any other letter: empty), then compared with the gold as is (accuracy)."""
+    (``A`` laughter ... ``F`` sniff; any other letter: empty), then compared with the gold as is (accuracy); the
+    run hands it one reply and the list of golds per conversation (``scores_conversations``)."""
 
     name = "MTBenchEvaluator"
+    # AISBench keeps one prediction per conversation (its first reply) and judges it against the conversation's
+    # list of reference answers, so a reply never equals its gold (str vs list): the score is 0 whatever the
+    # model says. Reproduced, as AISBench users compare with AISBench's numbers (README, AISBench parity).
+    scores_conversations = True
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         _check(predictions, references, self.name)
