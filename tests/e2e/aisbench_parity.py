@@ -203,7 +203,8 @@ class Case:
     def config(self, port: int) -> str:
         return (f"from mmengine.config import read_base\n\nwith read_base():\n"
                 f"    from {MODELS}.{self.model} import models\n"
-                f"    from {DATASETS}.{self.module} import {self.var}\n\n"
+                f"    from {DATASETS}.{self.module} import {self.var}\n"
+                "    from ais_bench.benchmark.configs.summarizers.example import summarizer\n\n"
                 f"datasets = {self.select or self.var}\n"
                 "models[0]['host_ip'] = '127.0.0.1'\n"
                 f"models[0]['host_port'] = {port}\n"
@@ -219,8 +220,8 @@ CASES = [
     Case("gsm8k", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
          {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
           3: "3+2 is 5, so 5", 4: "I think 7", 5: "The answer is 1,0"}, abbrs=["gsm8k"]),
-    Case("mmlu", "mmlu.mmlu_gen_5_shot_chat_prompt", "mmlu_datasets", _mmlu,
-         {0: "A", 1: "The answer is B", 2: "(D)", 3: "D. z", 4: "I'd say C", 5: "b"},
+    Case("mmlu", "mmlu.mmlu_gen_5_shot_str", "mmlu_datasets", _mmlu,
+         {0: "A", 1: " B", 2: "(D)", 3: "D. z", 4: "I'd say C", 5: "b"},
          select=_only("mmlu_datasets", "lukaemon_mmlu_abstract_algebra"), abbrs=["lukaemon_mmlu_abstract_algebra"]),
     Case("ceval", "ceval.ceval_gen_0_shot_str", "ceval_datasets", _ceval,
          {0: "A", 1: " B. 乙", 2: "答案是 D", 3: "D", 4: "选 A", 5: "cB"},
@@ -269,6 +270,11 @@ def _requests(log: list[dict]) -> list[str]:
     return sorted(request_hash(e["path"], e["body"]) for e in log if e.get("attempt", 1) == 1)
 
 
+def _bodies(log: list[dict]) -> dict[str, Any]:
+    """Each first-attempt request by its hash (to show what differs when two runs disagree)."""
+    return {request_hash(e["path"], e["body"]): [e["path"], e["body"]] for e in log if e.get("attempt", 1) == 1}
+
+
 def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
     """promptweave's scores and request hashes for one case (in this process, as the CLI)."""
     from typer.testing import CliRunner
@@ -293,7 +299,8 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
         found = list(results.glob(f"*/{abbr}.json"))
         if found:
             scores[abbr] = json.loads(found[0].read_text(encoding="utf-8")).get("metrics")
-    return {"exit_code": res.exit_code, "output": res.output, "scores": scores, "requests": _requests(log)}
+    return {"exit_code": res.exit_code, "output": res.output, "scores": scores, "requests": _requests(log),
+            "bodies": _bodies(log)}
 
 
 _SKIP_METRICS = {"details", "type"}
@@ -322,7 +329,7 @@ def run_reference(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
         if found:
             scores[abbr] = _numeric(json.loads(found[-1].read_text(encoding="utf-8")))
     return {"exit_code": proc.returncode, "output": (proc.stdout + proc.stderr)[-4000:], "scores": scores,
-            "requests": _requests(log)}
+            "requests": _requests(log), "bodies": _bodies(log)}
 
 
 def load_fixture() -> dict[str, Any]:
