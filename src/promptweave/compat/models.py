@@ -126,7 +126,7 @@ def default_dialect(cfg: Mapping[str, Any]) -> str:
 IGNORED_ARGS: dict[str, str] = {
     "run_cfg": "promptweave schedules tasks itself (num_gpus / num_procs are not used)",
     "attr": "AISBench's local/service marker; the type decides the backend",
-    "stream": "streaming is not used: the body says stream=false and the reply is read whole",
+    "stream": "the body says stream=false and the reply is read whole",
     "request_rate": "use rpm or query_per_second",
     "use_timestamp": "AISBench's trace replay is not supported",
     "trust_remote_code": "remote code in checkpoints is never run",
@@ -176,6 +176,8 @@ def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     if mt is not None and mt.note and mt.note not in (_HF_NOTE, _CHAT_TEMPLATE):  # only what differs
         out.append(f"{name}: {mt.note}")
     for key, why in IGNORED_ARGS.items():
+        if key == "stream" and not cfg.get(key):
+            continue  # stream=False is what is done anyway
         if key in cfg and why:
             out.append(f"{key} is ignored: {why}")
     if "peft_path" in cfg and cfg.get("peft_path"):
