@@ -111,3 +111,18 @@ def test_every_rendered_message_keeps_its_text_and_order(items):
     msgs = to_messages(items)
     assert [m["content"] for m in msgs] == [i["prompt"] for i in items]
     assert all(m["role"] in ("user", "assistant", "system", "x") for m in msgs)
+
+
+def test_retry_counts_every_attempt_as_in_aisbench():
+    from openai_stub import Fault
+
+    from promptweave.errors import ModelError
+
+    with StubServer(answer=lambda b: "ok", faults=lambda k, a, b: Fault("status", 503) if a == 1 else None) as srv:
+        model = build_model(_cfg(srv, retry=2, backoff_base=0))
+        assert model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4)) == ["ok"]
+    with StubServer(faults=lambda k, a, b: Fault("status", 503)) as srv:
+        model = build_model(_cfg(srv, retry=2, backoff_base=0))
+        with pytest.raises(ModelError):
+            model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4))
+        assert len(srv.log) == 2  # retry=2: two requests in all

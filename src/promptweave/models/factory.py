@@ -190,7 +190,8 @@ def _build_aisbench_service(cfg: Any, name: str, retry_overrides: Mapping[str, A
     kw: dict[str, Any] = dict(
         concurrency=int(cfg_get(cfg, "concurrency") or cfg_get(cfg, "batch_size") or 16),
         rpm=cfg_get(cfg, "rpm"),
-        max_retries=int(cfg_get(cfg, "retry", 2)),
+        # AISBench's ``retry`` counts every attempt (its loop sends ``retry`` requests at most)
+        max_retries=max(0, int(cfg_get(cfg, "retry", 2)) - 1),
         timeout=float(cfg_get(cfg, "timeout", 120.0)),
         revision=cfg_get(cfg, "revision"),
     )
