@@ -220,6 +220,9 @@ CASES = [
     Case("gsm8k", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
          {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
           3: "3+2 is 5, so 5", 4: "I think 7", 5: "The answer is 1,0"}, abbrs=["gsm8k"]),
+    # the chat prompt's rounds sent to a completions model: joined as text, as AISBench's LM template parser does
+    Case("gsm8k_completions", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
+         {0: "The answer is 2", 1: "4", 2: "The answer is 3"}, model="vllm_api_general", abbrs=["gsm8k"]),
     Case("mmlu", "mmlu.mmlu_gen_5_shot_str", "mmlu_datasets", _mmlu,
          {0: "A", 1: " B", 2: "(D)", 3: "D. z", 4: "I'd say C", 5: "b"},
          select=_only("mmlu_datasets", "lukaemon_mmlu_abstract_algebra"), abbrs=["lukaemon_mmlu_abstract_algebra"]),
@@ -249,6 +252,11 @@ CASES = [
           4: "\\boxed{5}"}, abbrs=["math_prm800k_500"]),
     Case("mtbench", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
          {0: "Leaves fall", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"}, abbrs=["mtbench"]),
+    # the history holds the reference answers instead of the model's replies
+    Case("mtbench_gt", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
+         {0: "Leaves fall", 1: "Les feuilles tombent", 2: "5", 3: "12", 4: "E"},
+         select="[dict(d, infer_cfg=dict(d['infer_cfg'], inferencer=dict(d['infer_cfg']['inferencer'], "
+                "infer_mode='every_with_gt'))) for d in mtbench_datasets]", abbrs=["mtbench"]),
     Case("textvqa", "textvqa.textvqa_gen_base64", "textvqa_datasets", _textvqa,
          {0: "Nokia.", 1: "twenty three", 2: "Stop", 3: "dark red"}, abbrs=["textvqa"]),
 ]
