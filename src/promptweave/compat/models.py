@@ -27,6 +27,7 @@ class ModelType:
 
 _HF_NOTE = "runs on the transformers backend"
 _CHAT_TEMPLATE = "chat messages rendered with the tokenizer's apply_chat_template"
+_NO_STREAM = "streaming is not used: the body says stream=false and the reply is read whole"
 _TURBOMIND = "LMDeploy TurboMind is not available; runs on the vLLM backend with the same path and limits"
 
 MODEL_TYPES: dict[str, ModelType] = {
@@ -66,11 +67,13 @@ MODEL_TYPES: dict[str, ModelType] = {
     "openai_compat": ModelType("openai", "api"),
     "api": ModelType("openai", "api"),
     # AISBench service models (vLLM / TGI / Triton / MindIE servers speak the OpenAI protocol)
+    # (these six send AISBench's own request bodies: models/aisbench_service.py)
     "VLLMCustomAPI": ModelType("openai", "lm", "sent to the server's /v1/completions"),
-    "VLLMCustomAPIStream": ModelType("openai", "lm", "streaming is not used"),
+    "VLLMCustomAPIStream": ModelType("openai", "lm", _NO_STREAM),
     "VLLMCustomAPIChat": ModelType("openai", "api"),
-    "VLLMCustomAPIChatStream": ModelType("openai", "api", "streaming is not used"),
-    "VllmMultiturnAPIChatStream": ModelType("openai", "api", "streaming is not used"),
+    "VLLMCustomAPIChatStream": ModelType("openai", "api", _NO_STREAM),
+    "VllmMultiturnAPIChatStream": ModelType("openai", "api", _NO_STREAM),
+    "VLLMFunctionCallAPIChat": ModelType("openai", "api"),
     "MindieStreamApi": ModelType("openai", "api", "MindIE's OpenAI-compatible endpoint; streaming is not used"),
 }
 
@@ -89,7 +92,7 @@ UNSUPPORTED_MODEL_TYPES: dict[str, str] = {
         "AlayaLM", "HuggingFaceChatGLM", "LightllmAPI")},
     **{n: "a multimodal or function-calling model class; promptweave runs text models only" for n in (
         "HuggingFaceQwen2VLwithChatTemplate", "VLLMOfflineVLModel", "QwenImageEditModel",
-        "VLLMFunctionCallAPIChat", "MiniMaxChatCompletionV", "ZhiPuV")},
+        "MiniMaxChatCompletionV", "ZhiPuV")},
 }
 
 # What a ``...withChatTemplate`` model without a meta_template uses in the reference: system turns become user
@@ -99,18 +102,31 @@ CHAT_TEMPLATE_META = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role":
 
 
 def default_meta_template(cfg: Mapping[str, Any]) -> Any:
-    """The meta template a model config means when it gives none (local chat-template models only)."""
-    mt = MODEL_TYPES.get(type_name(cfg.get("type")))
+    """The meta template a model config means when it gives none: local chat-template models', and AISBench's
+    chat service classes' own (HUMAN / BOT rounds with a reserved SYSTEM role)."""
+    from promptweave.models import aisbench_service
+
+    name = type_name(cfg.get("type"))
+    if aisbench_service.is_service_type(name):
+        return aisbench_service.default_meta(name)
+    mt = MODEL_TYPES.get(name)
     if mt is not None and mt.backend in ("hf", "vllm") and mt.kind == "api":
         return CHAT_TEMPLATE_META
     return None
+
+
+def default_dialect(cfg: Mapping[str, Any]) -> str:
+    """AISBench's service classes render prompts as AISBench's parsers do; every other type as promptweave."""
+    from promptweave.models import aisbench_service
+
+    return "aisbench" if aisbench_service.is_service_type(type_name(cfg.get("type"))) else "promptweave"
 
 
 # Arguments read by some reference class that promptweave does not use, and why (said once per model).
 IGNORED_ARGS: dict[str, str] = {
     "run_cfg": "promptweave schedules tasks itself (num_gpus / num_procs are not used)",
     "attr": "AISBench's local/service marker; the type decides the backend",
-    "stream": "replies are read whole",
+    "stream": "the body says stream=false and the reply is read whole",
     "request_rate": "use rpm or query_per_second",
     "use_timestamp": "AISBench's trace replay is not supported",
     "trust_remote_code": "remote code in checkpoints is never run",
@@ -177,6 +193,8 @@ def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     if mt is not None and mt.note and mt.note not in (_HF_NOTE, _CHAT_TEMPLATE):  # only what differs
         out.append(f"{name}: {mt.note}")
     for key, why in IGNORED_ARGS.items():
+        if key == "stream" and not cfg.get(key):
+            continue  # stream=False is what is done anyway
         if key in cfg and why:
             out.append(f"{key} is ignored: {why}")
     if "peft_path" in cfg and cfg.get("peft_path"):

@@ -11,7 +11,7 @@ from promptweave.config.safe_py import load_py_config
 from promptweave.errors import BudgetError, ConfigError, PromptweaveError
 from promptweave.sandbox.budget import DEFAULT_BUDGET
 from promptweave.sandbox.interp import Function
-from promptweave.sandbox.refs import ClassRef, ModuleRef
+from promptweave.sandbox.refs import ClassRef, ModuleRef, RefName
 
 
 @dataclass
@@ -49,13 +49,13 @@ def normalise(value: Any, _depth: int = 0) -> Any:
     if _depth > DEFAULT_BUDGET.max_depth:
         raise BudgetError(f"config value nested deeper than {DEFAULT_BUDGET.max_depth} levels (budget max_depth)")
     if isinstance(value, ClassRef):
-        return value.name
+        return RefName(value.name, value.module)  # the module picks between same-named reference classes
     if isinstance(value, ModuleRef):
         return value.name
     if isinstance(value, Function):
         return value.__name__  # a function defined in the config, named like a class reference
     if isinstance(value, type):
-        return value.__name__
+        return RefName(value.__name__, value.__module__)
     if isinstance(value, Mapping):
         return {k: normalise(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

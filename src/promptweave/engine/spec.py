@@ -304,7 +304,11 @@ class ModelSpec:
             meta_cfg = default_meta_template(cfg)
         meta = MetaTemplate.from_config(meta_cfg, kind=kind, file=file, field=f"{field_path}.meta_template")
         abbr = str(cfg.get("abbr") or cfg.get("name") or cfg.get("path") or "model")
-        dialect = cfg.get("dialect", "promptweave")
+        dialect = cfg.get("dialect")
+        if dialect is None:
+            from promptweave.compat.models import default_dialect
+
+            dialect = default_dialect(cfg)
         if dialect not in DIALECTS:
             raise ConfigError("unknown dialect", file=file, field=f"{field_path}.dialect", value=dialect,
                               expected=" or ".join(DIALECTS))

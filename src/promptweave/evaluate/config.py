@@ -67,7 +67,9 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
     t = cfg["type"]
     name = _type_name(t) or ""
     _, posts = _registries()
-    fn = posts.get(name)
+    from promptweave.compat.origin import lookup
+
+    fn = lookup(posts, t, name)
     if fn is None:
         from promptweave.compat.bridge import reference_class
 
@@ -134,10 +136,12 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
     kwargs = {k: v for k, v in cfg.items() if k != "type"}
     name = _type_name(cfg["type"]) or ""
     evs, _ = _registries()
-    cls = evs.get(name)
+    from promptweave.compat.origin import lookup, module_of
+
+    cls = lookup(evs, cfg["type"], name)
     from promptweave.compat.evaluators import BY_MODULE
 
-    origin = cfg["type"] if isinstance(cfg["type"], str) else str(getattr(cfg["type"], "__module__", "") or "")
+    origin = module_of(cfg["type"])
     for (module_part, short), alt in BY_MODULE.items():
         if short == name and f".{module_part}." in f".{origin}.":
             cls = alt

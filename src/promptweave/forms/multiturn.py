@@ -58,6 +58,8 @@ def score_turns(rows: Sequence[dict[str, Any]], evaluation: Any, *, per: str = "
     (the evaluator's name, e.g. ``accuracy``) is the level ``per`` chooses; the
     other level is reported as ``<name>/conversation`` or ``<name>/turn``.
     """
+    if getattr(evaluation.evaluator, "scores_conversations", False):
+        return _score_conversations(rows, evaluation)
     golds = [evaluation.process_gold(r["gold"]) for r in rows]
     scores = evaluation.score([r["prediction"] if r["success"] else "" for r in rows], golds)
     name = next(iter(scores.metrics), "accuracy")
@@ -80,6 +82,25 @@ def score_turns(rows: Sequence[dict[str, Any]], evaluation: Any, *, per: str = "
     if per == "conversation":
         return {name: conv, f"{name}/turn": turn, **per_turn}
     return {name: turn, **per_turn, f"{name}/conversation": conv}
+
+
+def _score_conversations(rows: Sequence[dict[str, Any]], evaluation: Any) -> dict[str, float]:
+    """AISBench's evaluation of a multi-turn set (its evaluator says ``scores_conversations``): one prediction per
+    conversation, its first reply, judged against the conversation's whole gold column (every turn's gold)."""
+    convs: "OrderedDict[int, list[dict[str, Any]]]" = OrderedDict()
+    for r in rows:
+        convs.setdefault(r["index"], []).append(r)
+    preds, golds = [], []
+    for turns in convs.values():
+        turns.sort(key=lambda r: r["turn_id"])
+        first = turns[0]
+        preds.append(first["prediction"] if first["success"] else "")
+        golds.append([evaluation.process_gold(r["gold"]) for r in turns])
+    scores = evaluation.score(preds, golds)
+    for turns, ok in zip(convs.values(), scores.correct):
+        for r in turns:
+            r["correct"] = bool(ok)
+    return dict(scores.metrics)
 
 
 def multiturn_rows(task: Task, model: Any, cache: Any,

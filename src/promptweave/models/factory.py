@@ -175,6 +175,8 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
     if cfg_get(cfg, "peft_path"):
         raise UnsupportedError("LoRA / PEFT adapters are not loaded; merge the adapter into the checkpoint and "
                                "point path at it", field="models[].peft_path", value=cfg_get(cfg, "peft_path"))
+    if mt.backend == "openai" and _aisbench_service(cfg):
+        return _build_aisbench_service(cfg, name, retry_overrides)
     if mt.backend == "openai":
         from promptweave.models.openai_compat import OpenAICompatModel
 
@@ -235,6 +237,32 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
     batch = cfg_get(cfg, "batch_size") or engine.get("max_batch_size") or 256
     return VLLMModel(str(path), name=name, max_seq_len=max_seq, eos_token_id=meta_eos(cfg), engine_kwargs=ek,
                      batch_size=int(batch))
+
+
+def _aisbench_service(cfg: Any) -> bool:
+    from promptweave.models.aisbench_service import is_service_type
+
+    return is_service_type(type_name(cfg))
+
+
+def _build_aisbench_service(cfg: Any, name: str, retry_overrides: Mapping[str, Any] | None) -> Any:
+    """An AISBench service class: its URL rules and request bodies (models/aisbench_service.py)."""
+    from promptweave.models.aisbench_service import AISBenchServiceModel
+
+    fields = ("url", "host_ip", "host_port", "enable_ssl", "model", "api_key", "stream", "generation_kwargs")
+    view = {k: cfg_get(cfg, k) for k in fields if cfg_get(cfg, k) is not None}
+    kw: dict[str, Any] = dict(
+        concurrency=int(cfg_get(cfg, "concurrency") or cfg_get(cfg, "batch_size") or 16),
+        rpm=cfg_get(cfg, "rpm"),
+        # AISBench's ``retry`` counts every attempt (its loop sends ``retry`` requests at most)
+        max_retries=max(0, int(cfg_get(cfg, "retry", 2)) - 1),
+        timeout=float(cfg_get(cfg, "timeout", 120.0)),
+        revision=cfg_get(cfg, "revision"),
+    )
+    if cfg_get(cfg, "backoff_base") is not None:
+        kw["backoff_base"] = float(cfg_get(cfg, "backoff_base"))
+    kw.update(retry_overrides or {})
+    return AISBenchServiceModel(view, type_name=type_name(cfg), name=name, **kw)
 
 
 def batching_note(cfg: Any, abbr: str) -> str | None:

@@ -41,3 +41,19 @@ class ModuleRef:
         return f"<module {self.name}>"
 
     __repr__ = __str__
+
+
+class RefName(str):
+    """A class or function name as the engine sees it (``'MATHEvaluator'``), remembering the module the config
+    imported it from (``.module``): where two references define one name with different rules, the module picks
+    (``compat.origin``). It is the plain name everywhere else (comparisons, dict keys, JSON)."""
+
+    module: str
+
+    def __new__(cls, name: str, module: str = "") -> "RefName":
+        self = super().__new__(cls, name)
+        self.module = module
+        return self
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return (str(self), self.module)

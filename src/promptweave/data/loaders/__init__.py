@@ -55,7 +55,7 @@ def loader_name(cfg: Mapping[str, Any]) -> str | None:
     name = t if isinstance(t, str) else getattr(t, "__name__", None)
     if not isinstance(name, str) or not name:
         raise LoaderError("a dataset type must be a loader class name", field="type", value=t)
-    return name.rsplit(".", 1)[-1]
+    return name if "." not in name else name.rsplit(".", 1)[-1]  # a bare name keeps its module (compat.origin)
 
 
 def load_args(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -66,7 +66,9 @@ def choose(name: str, *, file: str | None = None) -> LoaderChoice:
     """The native loader for ``name``, else the installed reference's registered class; LoaderError otherwise."""
     from promptweave.compat.loaders import LOADERS
 
-    fn = LOADERS.get(name)
+    from promptweave.compat.origin import lookup
+
+    fn = lookup(LOADERS, name, name)
     if fn is not None:
         return LoaderChoice(name, NATIVE, fn)
     from promptweave.compat.bridge import reference_class

@@ -1,0 +1,54 @@
+"""AISBench eval configs (its docs' form: read_base of a shipped dataset config + its vllm_api service model) give
+AISBench's scores from the same request bodies.
+
+What AISBench 3.1 itself sent and scored on each case was recorded from its own CLI, run with its dependencies
+(``python -m tests.e2e.aisbench_parity``), in ``fixtures/aisbench_parity.json``; promptweave is checked against
+that record here. Where the reference venv is present, the record itself is re-checked against a fresh
+AISBench run.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from tests.e2e.aisbench_parity import BY_NAME, load_fixture, reference_venv, run_promptweave, run_reference
+
+RECORDED = load_fixture()
+CASES = sorted(RECORDED)
+
+
+def _close(ours: dict, theirs: dict) -> list[str]:
+    bad = []
+    for abbr, metrics in theirs.items():
+        got = (ours or {}).get(abbr) or {}
+        for k, v in metrics.items():
+            if k not in got or abs(float(got[k]) - float(v)) > 1e-6:
+                bad.append(f"{abbr}.{k}: promptweave {got.get(k)} vs AISBench {v}")
+    return bad
+
+
+def test_every_case_is_recorded():
+    assert set(RECORDED) == set(BY_NAME), "re-record the missing cases: python -m tests.e2e.aisbench_parity"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_promptweave_sends_and_scores_as_aisbench(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    got = run_promptweave(BY_NAME[name], tmp_path)
+    assert got["exit_code"] == 0, got["output"]
+    want = RECORDED[name]
+    assert Counter(got["requests"]) == Counter(want["requests"]), "request bodies differ from AISBench's"
+    assert not _close(got["scores"], want["scores"])
+
+
+@pytest.mark.skipif(reference_venv() is None, reason="needs AISBench installed with its dependencies in "
+                    "/work/venvs/ais-full (or $PROMPTWEAVE_AIS_FULL_VENV): python3 -m venv; pip install "
+                    "torch==2.13.0; pip install ais_bench_benchmark math-verify==0.5.2 -c (torch==2.13.0, numpy<2)")
+@pytest.mark.parametrize("name", CASES)
+def test_the_record_is_what_aisbench_does(name, tmp_path):
+    got = run_reference(BY_NAME[name], tmp_path, reference_venv())
+    assert got["exit_code"] == 0, got["output"]
+    want = RECORDED[name]
+    assert Counter(got["requests"]) == Counter(want["requests"])
+    assert not _close(got["scores"], want["scores"])
