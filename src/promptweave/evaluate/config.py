@@ -90,23 +90,43 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
 
 
 class BridgedEvaluator:
-    """A reference evaluator class from an installed reference package, called with the arguments it asks for."""
+    """A reference evaluator class from an installed reference package, called with the arguments it asks for.
+
+    Planning (``lint``, ``run --dry-run``, a run's plan) checks that the arguments bind to the class's signature
+    and never constructs it: some reference constructors download data (BigCodeBench, LiveCodeBench) or print
+    (TruthfulQA). The instance is built when scoring first needs it."""
 
     needs = frozenset({"rows"})
 
     def __init__(self, package: str, cls: type, kwargs: Mapping[str, Any], where: str) -> None:
         self.name = f"{package}:{cls.__name__}"
+        self.cls, self.kwargs, self.where = cls, dict(kwargs), where
+        self._inner: Any = None
         from promptweave.compat.bridge import is_static
 
         self.static = cls.at(f"{where}.type") if is_static(cls) else None
         if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
-            self.inner = None
             return
         try:
-            self.inner = cls(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
-            raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
-                                  field=where) from None
+            sig = inspect.signature(cls)
+        except (TypeError, ValueError):
+            return  # a signature Python cannot read: the arguments are checked when it is built
+        try:
+            sig.bind(**self.kwargs)
+        except TypeError as exc:
+            raise EvaluationError(f"{self.name}: bad arguments ({exc})", field=where,
+                                  expected=f"{cls.__name__}{sig}") from None
+
+    @property
+    def inner(self) -> Any:
+        """The reference's evaluator instance, built on first use (never at plan time)."""
+        if self._inner is None and self.static is None:
+            try:
+                self._inner = self.cls(**self.kwargs)
+            except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
+                raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
+                                      field=self.where) from None
+        return self._inner
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         if self.static is not None:
@@ -263,7 +283,18 @@ class Evaluation:
         return self.pred_postprocessor(text) if self.pred_postprocessor and isinstance(text, str) else text
 
     def process_gold(self, gold: Any) -> Any:
-        return self.dataset_postprocessor(gold) if self.dataset_postprocessor and isinstance(gold, str) else gold
+        """The gold through ``dataset_postprocessor``, whatever its type (OpenCompass maps every row's output
+        column: StrategyQA's bool gold becomes yes/no); a row without a gold (None) is left as it is."""
+        if self.dataset_postprocessor is None or gold is None:
+            return gold
+        try:
+            return self.dataset_postprocessor(gold)
+        except PromptweaveError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a postprocessor given a gold it cannot read: typed, with the value
+            raise EvaluationError(f"the dataset_postprocessor failed on a gold answer ({type(exc).__name__}: {exc})",
+                                  field=f"{self.where}.dataset_postprocessor", value=gold,
+                                  expected="a postprocessor that takes the output column's values") from None
 
     def check(self, *, allow_code_exec: bool = False, judge: bool = False) -> None:
         """Refuse, before any model call, what scoring would refuse: code without the flag, a judge without a model."""

@@ -440,6 +440,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
                                           # the dataset dict and names (subjective judges: mode, base_models)
                                           rows=ds.test, model_cfg=mcfg, dataset_cfg=raw, file=file,
                                           names=(ds.abbr, mspec.abbr))
+            from promptweave.evaluate.extras import require_task  # extras: refused here, before any model call
+
+            require_task(evaluation, task=f"{ds.abbr} × {mspec.abbr}", file=file, retriever=ds.retriever)
             try:
                 check_scoring_model(mode, mcfg, file=file, where=f"models[{j}]")
                 from promptweave.infer.local_lm import check_local_lm  # eval hook: corpus-loss forms
