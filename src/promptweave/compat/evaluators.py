@@ -23,6 +23,7 @@ from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.mbpp_plus import MBPPEvaluator  # eval helper: metric='MBPP' or 'MBPPPlus' (EvalPlus)
 from promptweave.evaluate.lawbench import BY_INDEX as LAWBENCH_BY_INDEX
 from promptweave.evaluate.needlebench import NeedleBenchATCEvaluator
+from promptweave.evaluate.open_qa_match import DropOpenAIEvaluator
 from promptweave.evaluate.pmmeval import (
     PMMEvalFloresEvaluator,
     PMMEvalHumanEvalXLEvaluator,
@@ -80,6 +81,7 @@ EVALUATORS: dict[str, type] = {
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
+    "DropOpenAIEvaluator": DropOpenAIEvaluator,
     "AGIEvalEvaluator": AGIEvalEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,

@@ -36,6 +36,7 @@ LOADERS = {
     "commonsenseqaDataset": choice.commonsenseqa,
     "siqaDataset": choice.siqa,
     "siqaDataset_V2": choice.siqa_v2,
+    "SiqaDatasetV3": choice.siqa_v3,
     "PIQADatasetV2": choice.piqa_v2,
     "HellaswagDataset": choice.hellaswag,
     "HellaswagDataset_V2": choice.hellaswag_v2,
@@ -93,6 +94,7 @@ LOADERS = {
     "IFEvalDataset": generic.ifeval,
     "lambadaDataset": generic.lambada,
     "MGSMSDataset": generic.mgsm,
+    "StrategyQADataset": generic.strategyqa,
     "Aime2025Dataset": generic.plain_jsonl,
     "Aime2026Dataset": generic.plain_jsonl,
     # datasets-library layouts

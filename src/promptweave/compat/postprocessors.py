@@ -12,6 +12,7 @@ from promptweave.evaluate import postprocess as pp
 from promptweave.evaluate.atlas import atlas_pred_postprocess
 from promptweave.evaluate.game24 import game24_postprocess  # search: ToTInferencer's Game of 24
 from promptweave.evaluate.needlebench import needlebench_atc_postprocess_v2
+from promptweave.evaluate.open_qa_match import strategyqa_dataset_postprocess, strategyqa_pred_postprocess
 from promptweave.evaluate.pmmeval import pmmeval_flores_postprocess, pmmeval_lang_postprocess
 
 POSTPROCESSORS: dict[str, Callable] = {
@@ -58,6 +59,10 @@ POSTPROCESSORS: dict[str, Callable] = {
     **{f"pmmeval_{task}{suffix}": pmmeval_lang_postprocess
        for task in ("mhellaswag", "mlogiqa", "mmmlu", "xnli", "mifeval") for suffix in ("_postprocess", "")},
     "atlas_pred_postprocess": atlas_pred_postprocess,
+    "strategyqa_pred_postprocess": strategyqa_pred_postprocess,
+    "strategyqa_dataset_postprocess": strategyqa_dataset_postprocess,
+    "strategyqa": strategyqa_pred_postprocess,
+    "strategyqa_dataset": strategyqa_dataset_postprocess,
     # the reference registry's aliases
     "general": pp.general_postprocess,
     "general_cn": pp.general_cn_postprocess,

@@ -238,6 +238,22 @@ def siqa_v2(ctx: LoadContext, path: str) -> Splits:
     return _labelled_splits(ctx, path, convert)
 
 
+def siqa_v3(ctx: LoadContext, path: str) -> Splits:
+    """As siqaDataset, ``answerA/B/C`` renamed ``A/B/C`` (moved after the other fields, as the reference pops and
+    re-adds them) and ``answer`` the label as a letter (``'ABC'[label - 1]``, the reference's indexing)."""
+
+    def convert(f, loc, row, label):
+        need(ctx, row, ("answerA", "answerB", "answerC"), file=f, where=loc)
+        if not -2 <= label <= 3:
+            raise ctx.fail("a SIQA label must be 1, 2 or 3", file=f, where=loc, value=label)
+        for k in "ABC":
+            row[k] = row.pop("answer" + k)
+        row["answer"] = "ABC"[label - 1]
+        return row
+
+    return _labelled_splits(ctx, path, convert)
+
+
 def piqa_v2(ctx: LoadContext, path: str) -> Splits:
     """``{train,dev}.jsonl`` + labels: ``answer`` A/B (NULL for a negative label), ``id`` dropped."""
 
