@@ -25,7 +25,7 @@ def _run(tmp_path, module, name, replies):
 
 
 def _replies(work, abbr):
-    return [p["prediction"] for p in sorted(predictions(work, abbr), key=lambda p: p["index"])]
+    return [p["output"] for p in sorted(predictions(work, abbr), key=lambda p: p["index"])]
 
 
 def test_strategyqa_bool_gold_is_mapped_to_yes_no(tmp_path, cache):
@@ -56,7 +56,7 @@ def test_strategyqa_bool_gold_is_mapped_to_yes_no(tmp_path, cache):
 def test_siqa_gen_v3(tmp_path, cache):
     d = cache / "data" / "siqa"
     labels = [1, 2, 3]
-    said = ["A", "I think C.", "C"]
+    said = ["A.", "I think C.", "The answer is C"]  # a bare "A" is no option to the reference's rule
     for stem in ("train", "dev"):
         layouts.plain_jsonl(cache, f"data/siqa/{stem}.jsonl",
                             [{"context": f"[q{i}] Ann left.", "question": "Why?", "answerA": "tired",
