@@ -38,6 +38,20 @@ PRELOAD = ("numpy", "torch", "datasets", "transformers", "mmengine", "mmengine.c
            "sentence_transformers", "tiktoken", "openai", "huggingface_hub", "PIL", "cv2", "matplotlib")
 
 
+_PROBE = """
+import sys
+before = set(sys.modules)
+for m in ("opencompass.registry", "opencompass.datasets", "opencompass.openicl", "opencompass.evaluator",
+          "opencompass.utils.text_postprocessors", "opencompass.utils.dict_postprocessors"):
+    try:
+        __import__(m)
+    except Exception:
+        pass
+print(" ".join(sorted({n for n in sys.modules if n not in before and n.split(".")[0] != "opencompass"
+                       and not n.startswith("_") and "." not in n})))
+"""
+
+
 def _guard_network(log: list[str]) -> None:
     """Refuse, and record, every connection to something other than loopback."""
     real_connect = socket.socket.connect
@@ -158,11 +172,17 @@ def main() -> None:
         files = files[:args.limit]
     preloaded = []
     import importlib
+    import subprocess
     import warnings
+
+    # what opencompass's own modules import from outside it, found by a throw-away interpreter that imports them
+    probe = subprocess.run([sys.executable, "-W", "ignore", "-c", _PROBE], capture_output=True, text=True,
+                           timeout=1800)
+    third_party = [m for m in probe.stdout.split() if m] if probe.returncode == 0 else []
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for mod in PRELOAD:
+        for mod in dict.fromkeys([*PRELOAD, *third_party]):
             try:
                 importlib.import_module(mod)
                 preloaded.append(mod)
