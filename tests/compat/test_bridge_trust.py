@@ -50,7 +50,23 @@ FILES = {
         def far_postprocess(text):
             return text.upper()
     """,
-    "evaluator/__init__.py": "from .base import BaseEvaluator\n",
+    "evaluator/__init__.py": "from .base import BaseEvaluator\nfrom .noisy import NoisyEvaluator\n",
+    # a constructor that reaches out (BigCodeBench / LiveCodeBench download, TruthfulQA prints)
+    "evaluator/noisy.py": """
+        from pathlib import Path
+
+        from .base import BaseEvaluator
+
+
+        class NoisyEvaluator(BaseEvaluator):
+            def __init__(self, subset='full', k=1):
+                print('downloading the benchmark ...')
+                Path(__file__).with_name('CONSTRUCTED').write_text('built')
+                self.subset = subset
+
+            def score(self, predictions, references):
+                return {'accuracy': 100.0 * sum(p == r for p, r in zip(predictions, references)) / len(predictions)}
+    """,
     "evaluator/base.py": "class BaseEvaluator:\n    pass\n",
 }
 
@@ -160,3 +176,19 @@ def test_an_opencompass_folder_in_the_working_directory_is_never_imported(tmp_pa
                          env=env, capture_output=True, text=True, timeout=600)
     assert not marker.exists(), out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_planning_never_constructs_a_bridged_evaluator(trust_reference, tmp_path: Path, capsys) -> None:
+    from promptweave.errors import EvaluationError
+    from promptweave.evaluate import build_evaluation
+
+    ev = build_evaluation({"evaluator": {"type": "NoisyEvaluator", "subset": "hard"}})
+    assert not (trust_reference / PKG / "evaluator" / "CONSTRUCTED").exists()
+    assert "downloading" not in capsys.readouterr().out
+    with pytest.raises(EvaluationError, match="bad arguments") as err:  # arguments bound to the signature
+        build_evaluation({"evaluator": {"type": "NoisyEvaluator", "subsett": "hard"}})
+    assert "subsett" in str(err.value)
+    assert not (trust_reference / PKG / "evaluator" / "CONSTRUCTED").exists()
+    got = ev.evaluator.score(["a", "b"], ["a", "c"])  # scoring builds it, once
+    assert got.metrics == {"accuracy": 50.0}
+    assert (trust_reference / PKG / "evaluator" / "CONSTRUCTED").exists()
