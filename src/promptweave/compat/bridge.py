@@ -157,7 +157,7 @@ def _exported(package: str, base: tuple[str, str] | None, modules: tuple[str, ..
 
 class StaticHandle:
     """A reference's class or function known from its source only: its package is installed but cannot be
-    imported here (its dependencies are missing). Planning accepts it; constructing or calling it raises
+    imported here (a dependency is missing, or its module fails). Planning accepts it; constructing or calling it raises
     :class:`~promptweave.errors.ReferenceUnavailableError`."""
 
     def __init__(self, package: str, family: str, name: str, rule: str, kind: str, import_error: str,

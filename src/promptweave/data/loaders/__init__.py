@@ -77,9 +77,11 @@ def choose(name: str, *, file: str | None = None) -> LoaderChoice:
         return LoaderChoice(name, BRIDGE, cls, package)
     owner = registered_in_source(name)
     if owner is not None:
+        from promptweave.compat.bridge import why_unresolved
+
+        why = why_unresolved("loader", name) or f"{owner}'s registry does not hold it here"
         raise LoaderError(f"dataset loader {name!r} has no native implementation; the installed {owner} registers "
-                          f"it, but {owner}'s registry cannot be imported here (its dependencies are missing)",
-                          file=file, field="type", value=name,
+                          f"it in its source, but {why}", file=file, field="type", value=name,
                           expected=f"{owner} installed with its dependencies (pip install {owner}), or the data "
                           "converted to JSONL and named with path= and no type=")
     raise LoaderError(f"dataset loader {name!r} has no native implementation and no installed reference "
