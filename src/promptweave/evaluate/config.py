@@ -106,6 +106,7 @@ class BridgedEvaluator:
 
         self.static = cls.at(f"{where}.type") if is_static(cls) else None
         if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
+            self.cls = self.static  # the handle that names its field (``find_static`` may meet either)
             return
         try:
             sig = inspect.signature(cls)

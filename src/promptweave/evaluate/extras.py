@@ -22,8 +22,8 @@ def missing(evaluator: Any) -> list[tuple[str, str]]:
     return _missing_of([evaluator])
 
 
-def _problem(evaluator: Any, parts: Iterable[Any] = ()) -> tuple[str, str] | None:
-    own = getattr(evaluator, "unavailable", None)
+def _problem(evaluator: Any, parts: Iterable[Any] = (), *, own_check: bool = True) -> tuple[str, str] | None:
+    own = getattr(evaluator, "unavailable", None) if own_check else None
     if callable(own):
         found = own()
         if found:
@@ -69,7 +69,9 @@ def require_task(evaluation: Any, *, task: str, file: str | None = None, retriev
                                   evaluation.model_postprocessor, getattr(ev, "pred_postprocessor", None))
              if p is not None]
     parts = [*posts, *([retriever] if retriever is not None else [])]
-    found = _problem(ev, parts)
+    # missing packages only: an evaluator that says itself it cannot score here (``unavailable()``, e.g. LawBench
+    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared, as before
+    found = _problem(ev, parts, own_check=False)
     if found:
         msg, fix = found
         raise MissingExtraError(f"task {task}: {msg}", file=file, field=f"{evaluation.where}.evaluator.type",
