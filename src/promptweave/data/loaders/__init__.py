@@ -110,17 +110,14 @@ _REGISTERED = re.compile(r"@LOAD_DATASET\.register_module\([^)]*\)\s*\n(?:\s*@[^
 
 @lru_cache(maxsize=1)
 def _registered_names() -> dict[str, frozenset[str]]:
-    import importlib.util
+    from promptweave.compat.reference_tables import package_root  # install directories only, never the cwd
 
     out: dict[str, frozenset[str]] = {}
     for package, sub in _SOURCES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
+        found_root = package_root(package)
+        if found_root is None:
             continue
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(next(iter(spec.submodule_search_locations))) / sub
+        root = found_root / sub
         found: set[str] = set()
         for f in root.rglob("*.py"):
             try:
