@@ -159,6 +159,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--files", type=Path, nargs="+", help="only these configs (e.g. a run's failures, again)")
     args = ap.parse_args()
     os.environ.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     from promptweave.compat.reference_tables import package_root
@@ -168,6 +169,8 @@ def main() -> None:
         sys.exit("opencompass is not installed in this interpreter")
     files = sorted(p for p in (root / "configs" / "datasets").rglob("*.py") if p.name != "__init__.py")
     random.Random(args.seed).shuffle(files)
+    if args.files:
+        files = [p.resolve() for p in args.files]
     if args.limit:
         files = files[:args.limit]
     preloaded = []
