@@ -21,6 +21,12 @@ a ``reader_cfg`` that is not a dict (``PJExam``: a trailing comma makes it a tup
 ``BaseDataset`` unpacks with ``**``); a ``PromptTemplate`` given ``prompt=`` instead of ``template=`` (its
 constructor takes no ``prompt``).
 
+**In the environment OpenCompass users have** (opencompass installed with its dependencies, promptweave installed
+into it): when ``/work/venvs/oc-full`` (or ``$PROMPTWEAVE_OC_FULL_VENV``) holds such a venv, the OpenCompass row
+gets a third figure, ``lint --no-data`` of each config *alone in a fresh process* there
+(``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE`` reads a finished or
+partial run instead of starting one, ``--full-env-limit N`` samples N configs).
+
 Run: ``python benchmarks/config_sweep.py [--json out.json] [--limit N]``; prints a Markdown table.
 """
 from __future__ import annotations
@@ -250,12 +256,63 @@ def sweep_alone(pkg: str, sub: str, limit: int | None = None) -> dict[str, Any]:
             os.environ[HIDE_ENV] = old
 
 
+FULL_ENV_VENV = "PROMPTWEAVE_OC_FULL_VENV"
+
+
+def full_env_python() -> Path | None:
+    root = Path(os.environ.get(FULL_ENV_VENV) or "/work/venvs/oc-full")
+    py = root / "bin" / "python"
+    return py if py.is_file() else None
+
+
+def full_env_results(json_file: Path | None, limit: int | None) -> dict[str, Any] | None:
+    """The full-environment sweep: read from ``json_file`` (a finished run, or the ``.partial.jsonl`` of one
+    still going or stopped early), else run ``oc_full_sweep.py`` with the full venv's interpreter."""
+    if json_file is None:
+        py = full_env_python()
+        if py is None:
+            return None
+        import subprocess
+        import tempfile
+
+        json_file = Path(tempfile.mkdtemp(prefix="pw-sweep-")) / "oc_full.json"
+        cmd = [str(py), str(Path(__file__).with_name("oc_full_sweep.py")), "--json", str(json_file)]
+        subprocess.run(cmd + (["--limit", str(limit)] if limit else []), check=False,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    if json_file.suffix == ".jsonl" or not json_file.exists():
+        partial = json_file if json_file.suffix == ".jsonl" else json_file.with_suffix(".partial.jsonl")
+        if not partial.exists():
+            return None
+        rows = [json.loads(line) for line in partial.read_text().splitlines() if line.strip()]
+        return _full_summary({r.pop("path"): r for r in rows}, partial=True)
+    data = json.loads(json_file.read_text())
+    return _full_summary(data["results"], partial=bool(data["summary"].get("limit")))
+
+
+def _full_summary(results: dict[str, dict[str, Any]], partial: bool) -> dict[str, Any]:
+    helpers = {p for p, r in results.items() if r["rc"] != 0 and NO_DATASETS in r.get("first_line", "")}
+    counted = {p: r for p, r in results.items() if p not in helpers}
+    ok = sum(r["rc"] == 0 for r in counted.values())
+    broken = {p: why for p, r in counted.items() if r["rc"] != 0
+              for why in [broken_in_reference("opencompass", r.get("first_line", ""), Path(p))] if why}
+    return {"dataset_configs": len(counted), "ok": ok, "share": ok / len(counted) if counted else 0.0,
+            "sample": partial, "tracebacks": sum(bool(r.get("traceback")) for r in results.values()),
+            "internal_errors": sum(bool(r.get("internal_error")) for r in results.values()),
+            "network_attempts": sum(bool(r.get("network")) for r in results.values()),
+            "broken_in_reference": broken,
+            "failed": {p: r.get("first_line", "") for p, r in counted.items() if r["rc"] != 0}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write every figure and failure here")
     ap.add_argument("--limit", type=int, help="only the first N files of each tree")
     ap.add_argument("--top", type=int, default=8, help="failure kinds shown per column")
     ap.add_argument("--tree", choices=sorted(TREES), action="append", help="only this tree (repeatable)")
+    ap.add_argument("--full-env-json", type=Path, help="read the full-environment sweep from this file "
+                    "(oc_full_sweep.py's --json output, or its .partial.jsonl) instead of running it")
+    ap.add_argument("--full-env-limit", type=int, help="full-environment sweep over a uniform sample of N configs")
+    ap.add_argument("--no-full-env", action="store_true", help="skip the full-environment sweep")
     args = ap.parse_args()
     trees = {k: v for k, v in TREES.items() if not args.tree or k in args.tree}
     from promptweave.compat.reference_index import index_for
@@ -271,16 +328,27 @@ def main() -> None:
         alone = sweep_alone(name, sub, args.limit)
         results[pkg] = {"promptweave_alone": alone, "with_reference": installed}
     results["seconds"] = round(time.perf_counter() - start, 1)
-    print("| tree | dataset configs | resolve with the reference installed | resolve with promptweave alone "
-          "| broken in the reference too |")
-    print("|---|---:|---:|---:|---:|")
+    full = None if args.no_full_env or "opencompass" not in trees else \
+        full_env_results(args.full_env_json, args.full_env_limit)
+    results["opencompass_full_environment"] = full
+    print("| tree | dataset configs | resolve with the reference installed (--no-deps) | resolve with promptweave "
+          "alone | broken in the reference too | resolve in the full OpenCompass environment, each config alone |")
+    print("|---|---:|---:|---:|---:|---:|")
     for pkg in trees:
         a, w = results[pkg]["promptweave_alone"], results[pkg]["with_reference"]
         if not a.get("installed"):
             print(f"| {pkg} | not installed | | | |")
             continue
+        cell = "no full environment"
+        if pkg == "opencompass" and full:
+            cell = (f"{full['ok']} of {full['dataset_configs']} ({100 * full['share']:.1f}%)"
+                    f"{' (sample)' if full['sample'] else ''}, {len(full['broken_in_reference'])} broken in the "
+                    f"reference, {full['tracebacks'] + full['internal_errors']} "
+                    f"tracebacks, {full['network_attempts']} network attempts")
+        elif pkg != "opencompass":
+            cell = "-"
         print(f"| {pkg} | {a['dataset_configs']} | {w['ok']} ({100 * w['share']:.1f}%) | "
-              f"{a['ok']} ({100 * a['share']:.1f}%) | {len(w['broken_in_reference'])} |")
+              f"{a['ok']} ({100 * a['share']:.1f}%) | {len(w['broken_in_reference'])} | {cell} |")
     for pkg in trees:
         for col in ("with_reference", "promptweave_alone"):
             r = results[pkg][col]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from promptweave.compat import bridge, reference_index
-from tests.compat.fake_reference import point_bridge_at
+from tests.compat.fake_reference import point_bridge_at, set_tables
 
 PKG = "pwfake_ref"
 FILES = {
@@ -117,10 +117,10 @@ FILES = {
 @pytest.fixture
 def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for rel, text in FILES.items():
-        path = tmp_path / PKG / rel
+        path = tmp_path / "site-packages" / PKG / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the index of the fake, not in the user's cache
     importlib.invalidate_caches()
     point_bridge_at(monkeypatch, PKG)
@@ -178,9 +178,8 @@ def test_what_is_not_served(fake_reference, family: str, name: str) -> None:
 
 
 def test_no_reference_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bridge, "_REGISTRIES", {"loader": (("pw_absent", "pw_absent.registry", "LOAD_DATASET"),)})
-    monkeypatch.setattr(bridge, "_EXPORTS", {"loader": (("pw_absent", ("pw_absent.base", "BaseDataset"),
-                                                         ("pw_absent.datasets",)),)})
+    set_tables(monkeypatch, {"loader": (("pw_absent", "pw_absent.registry", "LOAD_DATASET"),)},
+               {"loader": (("pw_absent", ("pw_absent.base", "BaseDataset"), ("pw_absent.datasets",)),)})
     assert bridge.reference_class("loader", "GoodDataset") is None
 
 

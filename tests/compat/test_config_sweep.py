@@ -18,8 +18,8 @@ def sweep():
 
 
 def test_broken_in_the_reference(sweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pkg = tmp_path / "pwsweep_ref"
-    pkg.mkdir()
+    pkg = tmp_path / "site-packages" / "pwsweep_ref"  # references are found in install directories only
+    pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "post.py").write_text(textwrap.dedent("""
         import nothing_here_either
@@ -29,7 +29,7 @@ def test_broken_in_the_reference(sweep, tmp_path: Path, monkeypatch: pytest.Monk
 
         alias_postprocess = kept_postprocess
     """))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
     importlib.invalidate_caches()
     sweep.defined_names.cache_clear()
     unknown = "[PW600] c.py: datasets[0].eval_cfg.pred_postprocessor.type: unknown postprocessor (got '{}'); expected x"

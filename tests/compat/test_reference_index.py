@@ -188,7 +188,7 @@ def _set_version(root: Path, version: str) -> None:
 @pytest.fixture
 def unimportable_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The synthetic reference on sys.path, the bridge's tables pointed at it, and a private index cache."""
-    site = tmp_path / "site"
+    site = tmp_path / "site-packages"  # the bridge finds references in install directories only
     _write_package(site)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -265,8 +265,8 @@ def test_bridge_answers_with_a_static_handle(unimportable_reference: Path) -> No
         found = bridge.reference_class("loader", "IdxDataset")
     assert found is not None and found[0] == PKG and bridge.is_static(found[1])
     notes = [str(w.message) for w in caught if issubclass(w.category, PromptweaveWarning)]
-    assert notes == [f"loader IdxDataset: {PKG}'s registered class (its dependencies are not installed here, so "
-                     f"`run` will need them: No module named '{MISSING}')"]
+    assert notes == [f"loader IdxDataset: {PKG}'s registered class (a package it imports is not installed here, so `run` cannot use it: "
+                     f"No module named '{MISSING}')"]
     with pytest.raises(ReferenceUnavailableError) as err:
         found[1].load(path="x")
     assert f"No module named '{MISSING}'" in str(err.value) and "IdxDataset" in str(err.value)
@@ -324,7 +324,7 @@ def test_lint_accepts_static_names_with_a_note(unimportable_reference: Path, tmp
     assert "1 file(s): 1 ok, 0 with problems" in res.output
     for note in (f"loader IdxDataset: {PKG}'s registered class", f"evaluator Scorer_x_1: {PKG}'s registered class",
                  f"postprocessor keyword-post: {PKG}'s registered function"):
-        assert f"warning: {note} (its dependencies are not installed here" in res.output
+        assert f"warning: {note} (a package it imports is not installed here" in res.output
     bad = _config(tmp_path, loader="IdxDataset", evaluator="IdxDataset")
     res = CliRunner().invoke(app, ["lint", "--no-data", str(bad)])
     assert res.exit_code == 2 and "unknown evaluator" in res.output

@@ -200,5 +200,5 @@ def test_long_tail_goes_through_the_reference_registry(monkeypatch) -> None:
     e = build_evaluation({"evaluator": {"type": "RefEvaluator", "bonus": 1}})
     s = e.score(["a", "b"], ["a", "c"], EvalContext(rows=[{}, {}]))
     assert s.metrics == {"score": 51.0} and s.correct == [True, False] and s.extra == {"note": "x"}
-    with pytest.raises(EvaluationError, match="could not be built"):
+    with pytest.raises(EvaluationError, match="bad arguments"):
         build_evaluation({"evaluator": {"type": "RefEvaluator", "nope": 1}})

@@ -6,7 +6,7 @@ A name is served in one of two ways, and no other:
    (``LOAD_DATASET``, ``ICL_EVALUATORS``, ``TEXT_POSTPROCESSORS``).
 2. **Exported name**: many configs import a class straight from the reference
    (``from opencompass.datasets import NeedleBenchOriginDataset``) and OpenCompass builds it from the class object,
-   never through a registry. Such a name is served when it is an attribute of one of the modules in ``_EXPORTS``
+   never through a registry. Such a name is served when it is an attribute of one of the modules in ``reference_tables.EXPORTS``
    for that family (a fixed list written here, never taken from a config) **and** it is of the family's kind: for
    loaders and evaluators a subclass of the reference's base class (``BaseDataset``, ``BaseEvaluator``), for
    postprocessors (text ones, and a judge's ``dict_postprocessor``) a plain function defined inside the reference
@@ -34,56 +34,94 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-# family -> (package, module holding the registries, registry attribute)
-_REGISTRIES: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "loader": (("opencompass", "opencompass.registry", "LOAD_DATASET"),
-               ("ais_bench", "ais_bench.benchmark.registry", "LOAD_DATASET")),
-    "evaluator": (("opencompass", "opencompass.registry", "ICL_EVALUATORS"),
-                  ("ais_bench", "ais_bench.benchmark.registry", "ICL_EVALUATORS")),
-    "postprocessor": (("opencompass", "opencompass.registry", "TEXT_POSTPROCESSORS"),
-                      ("ais_bench", "ais_bench.benchmark.registry", "TEXT_POSTPROCESSORS")),
-    # a judge's ``dict_postprocessor`` (judge replies -> metrics); only OpenCompass has the registry
-    "dict_postprocessor": (("opencompass", "opencompass.registry", "DICT_POSTPROCESSORS"),),
-}
-
-# family -> (package, base class as (module, attribute) or None for plain functions, modules that export the family)
-_EXPORTS: dict[str, tuple[tuple[str, tuple[str, str] | None, tuple[str, ...]], ...]] = {
-    "loader": (
-        ("opencompass", ("opencompass.datasets.base", "BaseDataset"), ("opencompass.datasets",)),
-        ("ais_bench", ("ais_bench.benchmark.datasets.base", "BaseDataset"), ("ais_bench.benchmark.datasets",)),
-    ),
-    "evaluator": (
-        ("opencompass", ("opencompass.openicl.icl_evaluator.icl_base_evaluator", "BaseEvaluator"),
-         ("opencompass.openicl.icl_evaluator", "opencompass.evaluator", "opencompass.datasets")),
-        ("ais_bench", ("ais_bench.benchmark.openicl.icl_evaluator.icl_base_evaluator", "BaseEvaluator"),
-         ("ais_bench.benchmark.openicl.icl_evaluator", "ais_bench.benchmark.datasets")),
-    ),
-    "postprocessor": (
-        ("opencompass", None, ("opencompass.utils.text_postprocessors", "opencompass.datasets")),
-        ("ais_bench", None, ("ais_bench.benchmark.utils.postprocess.text_postprocessors",
-                             "ais_bench.benchmark.datasets")),
-    ),
-    "dict_postprocessor": (
-        ("opencompass", None, ("opencompass.utils.dict_postprocessors", "opencompass.datasets")),
-    ),
-}
-
+from promptweave.compat.reference_index import index_for, verified_origin
+from promptweave.compat.reference_tables import (
+    EXPORTS,
+    REGISTRIES,
+    export_modules,
+    package_root,
+    references_hidden,
+    within,
+)
 
 # module -> why importing it failed ("No module named 'mmengine'"), for the modules ``_module`` could not import
 _IMPORT_ERRORS: dict[str, str] = {}
+# (family, name) -> why the last lookup of an indexed name found nothing (see :func:`why_unresolved`)
+_WHY: dict[tuple[str, str], str] = {}
+
+
+@contextmanager
+def _installed_only() -> Iterator[None]:
+    """``sys.path`` without the working directory (``''``, ``.``, the cwd itself, as ``python -m`` puts it first)
+    while a reference module is imported, so nothing in the user's folder stands in for the reference or for what
+    it imports."""
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        cwd = None
+    saved = list(sys.path)
+
+    def in_cwd(entry: str) -> bool:
+        if entry in ("", "."):
+            return True
+        try:
+            return cwd is not None and Path(entry).resolve() == cwd
+        except (OSError, ValueError):
+            return True
+
+    sys.path[:] = [p for p in saved if not in_cwd(p)]
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        added = [p for p in sys.path if p not in saved]
+        sys.path[:] = saved + added
+
+
+def _from_installed(package: str) -> str | None:
+    """Why ``package`` (as imported, or as it would be) is not the installed one; None when it is."""
+    root = package_root(package)
+    if root is None:
+        return f"{package} is not installed in this interpreter's site-packages"
+    loaded = sys.modules.get(package)
+    if loaded is not None:
+        origin = getattr(loaded, "__file__", None)
+        if not origin or not within(Path(origin), root):
+            return f"{package} was imported from {origin or 'a namespace'}, not from its installed folder {root}"
+    return None
 
 
 @cache
 def _module(module: str) -> Any:
+    """The reference module, imported from the installed package only (None, with the reason kept, when it cannot
+    be imported)."""
+    package = module.split(".")[0]
+    refused = _from_installed(package)
+    if refused:
+        _IMPORT_ERRORS[module] = refused
+        return None
     try:
-        return importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - an installed but unusable reference (missing deps): read, not run
+        with _installed_only(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the reference's own deprecation chatter is not the user's concern
+            mod = importlib.import_module(module)
+    except BaseException as exc:  # noqa: BLE001 - an installed but unusable reference (missing deps): read, not run
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         _IMPORT_ERRORS[module] = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
         return None
+    refused = _from_installed(package)
+    if refused:
+        _IMPORT_ERRORS[module] = refused
+        return None
+    return mod
 
 
 @cache
@@ -119,7 +157,7 @@ def _exported(package: str, base: tuple[str, str] | None, modules: tuple[str, ..
 
 class StaticHandle:
     """A reference's class or function known from its source only: its package is installed but cannot be
-    imported here (its dependencies are missing). Planning accepts it; constructing or calling it raises
+    imported here (a dependency is missing, or its module fails). Planning accepts it; constructing or calling it raises
     :class:`~promptweave.errors.ReferenceUnavailableError`."""
 
     def __init__(self, package: str, family: str, name: str, rule: str, kind: str, import_error: str,
@@ -133,8 +171,18 @@ class StaticHandle:
     def note(self) -> str:
         what = {"registered": "registered", "exported": "exported"}.get(self.rule, "")
         what = what + " " if what else ""
-        return (f"{self.family} {self.__name__}: {self.package}'s {what}{self.kind} (its dependencies are not "
-                f"installed here, so `run` will need them: {self.import_error})")
+        return (f"{self.family} {self.__name__}: {self.package}'s {what}{self.kind} ({self.cause}, so `run` "
+                f"cannot use it: {self.import_error})")
+
+    @property
+    def cause(self) -> str:
+        """What the import failure means, in words: a missing dependency only when it is one."""
+        err = self.import_error
+        if err.startswith("No module named") or "cannot import name" in err:
+            return "a package it imports is not installed here"
+        if "not installed in this interpreter" in err or "not from its installed folder" in err:
+            return "it is not the installed package"
+        return "its module fails to import here"
 
     def at(self, field: str | None) -> StaticHandle:
         """The same handle, whose error names ``field`` (the config path that named it)."""
@@ -145,8 +193,8 @@ class StaticHandle:
         from promptweave.errors import ReferenceUnavailableError
 
         return ReferenceUnavailableError(
-            f"the {self.family} {self.__name__!r} is {self.package}'s {self.kind}, but {self.package} is installed "
-            f"without what it needs to run ({self.import_error}), so promptweave cannot use it here",
+            f"the {self.family} {self.__name__!r} is {self.package}'s {self.kind}, but {self.cause} "
+            f"({self.import_error}), so promptweave cannot use it here",
             file=file, field=field or self.field, value=self.__name__,
             expected=f"{self.package} installed with its dependencies (pip install {_pip_name(self.package)}, "
                      "without --no-deps), or a name promptweave implements natively (see README)")
@@ -207,8 +255,6 @@ def check_runnable(tasks: Any, *, file: str | None = None) -> None:
 
 
 def _static(package: str, family: str, name: str, rule: str, import_error: str) -> StaticHandle | None:
-    from promptweave.compat.reference_index import index_for
-
     index = index_for(package)
     got = index.lookup(family, name, rule) if index is not None else None
     if got is None:
@@ -231,7 +277,7 @@ def _import_error(*modules: str) -> str | None:
 def _package_error(package: str) -> str | None:
     """Why ``package``'s registry module cannot be imported. Its exporting modules register their classes in it,
     so they cannot import either: they are not tried (importing a reference's half-importable modules is slow)."""
-    for family_entries in _REGISTRIES.values():
+    for family_entries in REGISTRIES.values():
         for pkg, module, _attr in family_entries:
             if pkg == package:
                 err = _import_error(module)
@@ -241,8 +287,6 @@ def _package_error(package: str) -> str | None:
 
 
 def _installed(package: str) -> bool:
-    from promptweave.compat.reference_index import package_root, references_hidden
-
     return not references_hidden() and package_root(package) is not None
 
 
@@ -253,23 +297,14 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
     ``PromptweaveWarning`` says so)."""
     if not isinstance(name, str) or not name or "." in name:
         return None  # only a bare name: a dotted path is never looked up, whatever the family
-    for package, module, attr in _REGISTRIES.get(family, ()):
+    _WHY.pop((family, name), None)
+    for package, module, attr in REGISTRIES.get(family, ()):
         if not _installed(package):
             continue
-        reg = _registry(module, attr)
-        if reg is None:
-            err = _import_error(module)
-            handle = _static(package, family, name, "registered", err) if err else None
-            if handle is not None:
-                return package, handle
-            continue
-        try:
-            found = reg.get(name)
-        except Exception:  # noqa: BLE001 - a registry that fails to resolve a name has no such name
-            found = None
+        found = _registered(package, family, name, module, attr)
         if found is not None:
             return package, found
-    for package, base, modules in _EXPORTS.get(family, ()):
+    for package, base, modules in EXPORTS.get(family, ()):
         if not _installed(package):
             continue
         err = _package_error(package) or _import_error(*((base[0],) if base else ()), *modules)
@@ -281,7 +316,7 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
         found = _exported(package, base, modules, name)
         if found is not None:
             return package, found
-    for package, base, _modules in _EXPORTS.get(family, ()):
+    for package, base, _modules in EXPORTS.get(family, ()):
         if not _installed(package):
             continue
         found = _defined_below(package, family, base, name)
@@ -290,14 +325,55 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
     return None
 
 
+def _registered(package: str, family: str, name: str, module: str, attr: str) -> Any:
+    """Rule 1. A registry holds a name only once the module that registers it has been imported, and
+    ``opencompass.datasets`` does not import every such module (NeedleBench, RULER, korbench ...): the module the
+    index names for ``name`` (checked against the installed files) is imported first, so the answer does not
+    depend on what else ran in the process. A name the index does not know is looked up after the family's
+    allow-listed modules are imported (they register most names)."""
+    reg = _registry(module, attr)
+    if reg is None:
+        err = _import_error(module)
+        return _static(package, family, name, "registered", err) if err else None
+    entry = index_for(package)
+    rule = entry.lookup(family, name) if entry is not None else None
+    if rule is not None and rule[0] == "registered":
+        origin = verified_origin(package, family, name)
+        if origin is None:
+            _WHY[(family, name)] = f"{package}'s index entry for {name!r} does not match the installed files"
+            return None
+        if _module(origin[1]) is None:
+            err = _IMPORT_ERRORS.get(origin[1], f"cannot import {origin[1]}")
+            return _static(package, family, name, "registered", err)
+        found = _registry_get(reg, name)
+        if found is None:
+            _WHY[(family, name)] = (f"{package} registers {name!r} in {origin[1]}, but its registry does not hold "
+                                    "it after that module is imported")
+        return found
+    found = _registry_get(reg, name)
+    if found is None and rule is None:
+        for mod in export_modules(package, family):
+            _module(mod)
+        found = _registry_get(reg, name)
+    return found
+
+
+def _registry_get(reg: Any, name: str) -> Any:
+    try:
+        return reg.get(name)
+    except Exception:  # noqa: BLE001 - a registry that fails to resolve a name has no such name
+        return None
+
+
 def _defined_below(package: str, family: str, base: tuple[str, str] | None, name: str) -> Any:
     """Rule 3: the class (function) the index found defined in one module inside an allow-listed package."""
-    from promptweave.compat.reference_index import index_for
-
     index = index_for(package)
-    module = index.modules.get(family, {}).get(name) if index is not None else None
-    if module is None or not name.isidentifier():
+    if index is None or index.lookup(family, name, "submodule") is None or not name.isidentifier():
         return None
+    origin = verified_origin(package, family, name)
+    if origin is None:
+        return None
+    module = origin[1]
     err = _package_error(package) or _import_error(*((base[0],) if base else ()), module)
     if err:
         return _static(package, family, name, "submodule", err)
@@ -308,6 +384,12 @@ def _defined_below(package: str, family: str, base: tuple[str, str] | None, name
     if isinstance(base_cls, type) and isinstance(obj, type) and issubclass(obj, base_cls) and obj is not base_cls:
         return obj
     return None
+
+
+def why_unresolved(family: str, name: str) -> str | None:
+    """Why the last :func:`reference_class` call for a name an installed reference's source defines found
+    nothing (None when there is nothing more to say than "unknown")."""
+    return _WHY.get((family, name))
 
 
 def installed_references() -> list[str]:

@@ -16,6 +16,7 @@ from promptweave.evaluate.code_exec import (
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
+from promptweave.evaluate.open_qa_match import DropOpenAIEvaluator
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours
 BY_MODULE: dict[tuple[str, str], type] = {
@@ -54,6 +55,7 @@ _GENERIC: dict[str, type] = {
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
+    "DropOpenAIEvaluator": DropOpenAIEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
     "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,

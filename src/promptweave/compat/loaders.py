@@ -14,6 +14,7 @@ from promptweave.data.loaders import (
     generic,
     hub,
     infinitebench,
+    longbench,
     math_qa,
     mm_media,
     mm_tsv,
@@ -34,7 +35,10 @@ _NATIVE = {
     "commonsenseqaDataset": choice.commonsenseqa,
     "siqaDataset": choice.siqa,
     "siqaDataset_V2": choice.siqa_v2,
+    "SiqaDatasetV3": choice.siqa_v3,
+    "PIQADataset": choice.piqa,
     "PIQADatasetV2": choice.piqa_v2,
+    "PIQADatasetV3": choice.piqa_v3,
     "HellaswagDataset": choice.hellaswag,
     "HellaswagDataset_V2": choice.hellaswag_v2,
     "HellaswagDatasetwithICE": choice.hellaswag_with_ice,
@@ -89,6 +93,7 @@ _NATIVE = {
     "IFEvalDataset": generic.ifeval,
     "lambadaDataset": generic.lambada,
     "MGSMSDataset": generic.mgsm,
+    "StrategyQADataset": generic.strategyqa,
     "Aime2025Dataset": generic.plain_jsonl,
     "Aime2026Dataset": generic.plain_jsonl,
     # datasets-library layouts
@@ -123,6 +128,7 @@ _NATIVE = {
     "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
     # long context
+    **{cls: longbench.longbench for cls in longbench.CLASSES},  # LongBench: one JSONL per subset
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
     # eval helper: corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": corpus.inference_ppl,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from promptweave.compat.suites import Registry
 from promptweave.evaluate import postprocess as pp
+from promptweave.evaluate.open_qa_match import strategyqa_dataset_postprocess, strategyqa_pred_postprocess
 
 _GENERIC: dict[str, Callable] = {
     "first_option_postprocess": pp.first_option_postprocess,
@@ -48,6 +49,10 @@ _GENERIC: dict[str, Callable] = {
     "multiple_select_postprocess": pp.multiple_select_postprocess,
     "think_pred_postprocess": pp.think_pred_postprocess,
     "extract_non_reasoning_content": pp.extract_non_reasoning_content,
+    "strategyqa_pred_postprocess": strategyqa_pred_postprocess,
+    "strategyqa_dataset_postprocess": strategyqa_dataset_postprocess,
+    "strategyqa": strategyqa_pred_postprocess,
+    "strategyqa_dataset": strategyqa_dataset_postprocess,
     # the reference registry's aliases
     "general": pp.general_postprocess,
     "general_cn": pp.general_cn_postprocess,

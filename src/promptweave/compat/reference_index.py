@@ -8,7 +8,7 @@ module answers the bridge's two rules (see ``compat.bridge``) from the package's
    (``register_module('x')``, ``name='x'``, ``name=['a', 'b']``), or a call ``REG.register_module(name=..., module=X)``
    anywhere in a module, including in ``for`` loops over a literal list/tuple/dict (or a module-level one) when the
    name is built from the loop variable with ``+``, f-strings or ``.replace``/``.lower``/``.upper``/``.format``;
-2. **exported names**: the names the allow-listed modules of ``bridge._EXPORTS`` hold (their top-level ``class``/
+2. **exported names**: the names the allow-listed modules of ``reference_tables.EXPORTS`` hold (their top-level ``class``/
    ``def`` plus what they import by name or by ``*`` from inside the package, following the chain to the defining
    module) that are of the family's kind: a class whose ``class X(Base)`` chain reaches the family's base class, or
    for postprocessors a top-level ``def`` exported under its own name;
@@ -21,8 +21,16 @@ module answers the bridge's two rules (see ``compat.bridge``) from the package's
 What the real import would do differently is not seen (names set by plain assignment, ``__getattr__`` tricks):
 the index errs on the side of serving fewer names. Nothing of the package runs: files are read and parsed.
 
+Every name records the module whose import defines or registers it (``origins``), and every such module the
+sha256 of its file. The bridge imports that module, and only that one, to make the name exist whatever ran
+before in the process.
+
 The index is kept in memory and on disk, keyed by the package's name, version, location and the bridge's tables,
 under ``$XDG_CACHE_HOME/promptweave`` (else ``~/.cache/promptweave``); a corrupt or stale cache file is rebuilt.
+The cache file is data: before an entry is used (:func:`verified_origin`) its module must be a module of the
+package, its file must lie inside the installed package folder and hash as recorded; any mismatch rebuilds the
+index from the installed source. The package is found in the interpreter's install directories only
+(``reference_tables.package_root``), never the working directory.
 ``PROMPTWEAVE_NO_REFERENCE=1`` hides every installed reference (``compat.bridge.installed_references``), for
 checking what promptweave does alone.
 """
@@ -30,7 +38,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import json
 import os
 import string
@@ -41,17 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 4  # bump when the index's rules change: older cache files are then rebuilt
-HIDE_ENV = "PROMPTWEAVE_NO_REFERENCE"
+from promptweave.compat.reference_tables import HIDE_ENV, package_root, references_hidden, tables_for, within
+
+FORMAT = 5  # bump when the index's rules change: older cache files are then rebuilt
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever
 _MAX_LOOP_VALUES = 512
 
 Origin = tuple[str, str]  # (defining module, name); a submodule is (module, "")
-
-
-def references_hidden() -> bool:
-    """``PROMPTWEAVE_NO_REFERENCE`` set to anything but ``""``/``0``: act as if no reference were installed."""
-    return os.environ.get(HIDE_ENV, "").strip() not in ("", "0")
 
 
 @dataclass
@@ -65,6 +68,10 @@ class ReferenceIndex:
     names: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     # family -> name -> the module defining it, for the "submodule" rule (the one module the bridge may import)
     modules: dict[str, dict[str, str]] = field(default_factory=dict)
+    # family -> name -> the module whose import defines (or registers) it, for every name
+    origins: dict[str, dict[str, str]] = field(default_factory=dict)
+    # module -> sha256 of its file when the index was built (a cache entry is used only while it still matches)
+    hashes: dict[str, str] = field(default_factory=dict)
 
     def lookup(self, family: str, name: str, rule: str | None = None) -> tuple[str, str] | None:
         got = self.names.get(family, {}).get(name)
@@ -72,32 +79,25 @@ class ReferenceIndex:
             return None
         return got
 
+    def origin(self, family: str, name: str) -> str | None:
+        """The module that defines or registers ``name`` (checked against the installed files)."""
+        return self.origins.get(family, {}).get(name)
+
     def to_json(self) -> dict[str, Any]:
         return {"package": self.package, "version": self.version, "root": self.root,
                 "names": {f: {n: list(v) for n, v in sorted(d.items())} for f, d in self.names.items()},
-                "modules": self.modules}
+                "modules": self.modules, "origins": self.origins, "hashes": self.hashes}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReferenceIndex:
         names = {str(f): {str(n): (str(v[0]), str(v[1])) for n, v in d.items()} for f, d in data["names"].items()}
         modules = {str(f): {str(n): str(m) for n, m in d.items()} for f, d in data["modules"].items()}
-        return cls(str(data["package"]), str(data["version"]), str(data["root"]), names, modules)
+        origins = {str(f): {str(n): str(m) for n, m in d.items()} for f, d in data["origins"].items()}
+        hashes = {str(m): str(h) for m, h in data["hashes"].items()}
+        return cls(str(data["package"]), str(data["version"]), str(data["root"]), names, modules, origins, hashes)
 
 
 # -- locating the package (never importing it) -----------------------------------------------------------------
-
-def package_root(package: str) -> Path | None:
-    """The folder of an installed top-level package, found without importing it."""
-    if "." in package or not package.isidentifier():
-        return None
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
 
 def package_version(package: str, root: Path) -> str:
     """The installed distribution's version (``ais_bench`` comes from ``ais_bench_benchmark``), else a fingerprint
@@ -129,25 +129,36 @@ def _sources(root: Path) -> Iterator[Path]:
             yield path
 
 
+def module_path(root: Path, module: str) -> Path | None:
+    """The installed file of ``module`` (a dotted name inside the package whose folder is ``root``), or None when
+    the name is not a module of that package or its file is not inside ``root``."""
+    parts = module.split(".")
+    if parts[0] != root.name or not all(p.isidentifier() for p in parts):
+        return None
+    base = root.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
+        if cand is not None and cand.is_file() and within(cand, root):
+            return cand
+    return None
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 # -- the cache ---------------------------------------------------------------------------------------------------
 
 _MEMORY: dict[tuple[str, str, str], ReferenceIndex] = {}
+# (root, module, hash) already checked against the installed file in this process
+_VERIFIED: set[tuple[str, str, str]] = set()
 
 
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "promptweave" / "reference_index"
-
-
-def _tables(package: str) -> dict[str, Any]:
-    """The bridge's registry and export tables for ``package`` (part of the cache key: tests and forks change them)."""
-    from promptweave.compat import bridge
-
-    regs = {f: sorted(attr for pkg, _m, attr in entries if pkg == package)
-            for f, entries in bridge._REGISTRIES.items()}
-    exps = {f: [[list(base) if base else None, list(mods)] for pkg, base, mods in entries if pkg == package]
-            for f, entries in bridge._EXPORTS.items()}
-    return {"registries": regs, "exports": exps}
 
 
 def index_for(package: str) -> ReferenceIndex | None:
@@ -157,32 +168,91 @@ def index_for(package: str) -> ReferenceIndex | None:
     root = package_root(package)
     if root is None:
         return None
-    tables = _tables(package)
+    tables = tables_for(package)
     memo = (package, str(root), json.dumps(tables, sort_keys=True))
     got = _MEMORY.get(memo)
     if got is not None:
         return got  # one process sees one installed version: its metadata is read once
     version = package_version(package, root)
-    key = json.dumps({"format": FORMAT, "package": package, "version": version, "root": str(root),
-                      "tables": tables}, sort_keys=True)
-    digest = hashlib.sha1(key.encode()).hexdigest()[:20]
-    path = cache_dir() / f"{package}-{digest}.json"
-    got = _read_cache(path, key)
+    key = _key(package, version, root, tables)
+    got = _read_cache(_cache_path(package, key), key, package, root)
     if got is None:
-        got = build_index(package, root, version, tables)
-        _write_cache(path, key, got)
+        got = _rebuild(package, root, version, tables)
     _MEMORY[memo] = got
     return got
 
 
-def _read_cache(path: Path, key: str) -> ReferenceIndex | None:
+def _key(package: str, version: str, root: Path, tables: Mapping[str, Any]) -> str:
+    return json.dumps({"format": FORMAT, "package": package, "version": version, "root": str(root),
+                       "tables": tables}, sort_keys=True)
+
+
+def _cache_path(package: str, key: str) -> Path:
+    return cache_dir() / f"{package}-{hashlib.sha1(key.encode()).hexdigest()[:20]}.json"
+
+
+def _rebuild(package: str, root: Path, version: str, tables: Mapping[str, Any]) -> ReferenceIndex:
+    got = build_index(package, root, version, tables)
+    key = _key(package, version, root, tables)
+    _write_cache(_cache_path(package, key), key, got)
+    return got
+
+
+def verified_origin(package: str, family: str, name: str) -> tuple[ReferenceIndex, str] | None:
+    """``(index, module)`` for a name the index knows, its entry checked against the installed reference first:
+    the module must be a module of ``package`` whose file lies inside the installed package folder and still has
+    the content hash recorded when the index was built. Any mismatch (an edited cache file, an upgraded or
+    tampered package) rebuilds the index from the installed source and asks it again; a cache is data, never
+    trusted as it is read."""
+    index = index_for(package)
+    if index is None:
+        return None
+    for attempt in (0, 1):
+        module = index.origin(family, name)
+        if module is None or index.lookup(family, name) is None:
+            return None
+        if _entry_ok(index, package, module):
+            return index, module
+        if attempt:
+            return None
+        root = package_root(package)
+        if root is None:
+            return None
+        tables = tables_for(package)
+        index = _rebuild(package, root, package_version(package, root), tables)
+        _MEMORY[(package, str(root), json.dumps(tables, sort_keys=True))] = index
+    return None
+
+
+def _entry_ok(index: ReferenceIndex, package: str, module: str) -> bool:
+    root = package_root(package)
+    if root is None or index.package != package or Path(index.root) != root:
+        return False
+    if module != package and not module.startswith(package + "."):
+        return False
+    expected = index.hashes.get(module)
+    if not expected:
+        return False
+    if (str(root), module, expected) in _VERIFIED:
+        return True
+    path = module_path(root, module)
+    if path is None or file_hash(path) != expected:
+        return False
+    _VERIFIED.add((str(root), module, expected))
+    return True
+
+
+def _read_cache(path: Path, key: str, package: str, root: Path) -> ReferenceIndex | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("key") != key:
             return None
-        return ReferenceIndex.from_json(data["index"])
+        got = ReferenceIndex.from_json(data["index"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None  # missing or corrupt: rebuilt
+    if got.package != package or Path(got.root) != root:
+        return None  # an index of another package or location: rebuilt
+    return got
 
 
 def _write_cache(path: Path, key: str, index: ReferenceIndex) -> None:
@@ -203,6 +273,7 @@ def _write_cache(path: Path, key: str, index: ReferenceIndex) -> None:
 
 def clear_memory() -> None:
     _MEMORY.clear()
+    _VERIFIED.clear()
 
 
 # -- building ----------------------------------------------------------------------------------------------------
@@ -210,26 +281,42 @@ def clear_memory() -> None:
 def build_index(package: str, root: Path, version: str, tables: Mapping[str, Any]) -> ReferenceIndex:
     sp = StaticPackage(package, root)
     names: dict[str, dict[str, tuple[str, str]]] = {}
-    registered = sp.registered()
+    origins: dict[str, dict[str, str]] = {}
+    registered = sp.registered_where()
     for family, attrs in tables["registries"].items():
         fam = names.setdefault(family, {})
+        where = origins.setdefault(family, {})
         for attr in attrs:
-            for name, kind in registered.get(attr, {}).items():
-                fam.setdefault(name, ("registered", kind))
+            for name, (kind, module) in registered.get(attr, {}).items():
+                if name not in fam:
+                    fam[name] = ("registered", kind)
+                    where[name] = module
     for family, entries in tables["exports"].items():
         fam = names.setdefault(family, {})
+        where = origins.setdefault(family, {})
         for base, modules in entries:
-            for name in sp.exported(tuple(base) if base else None, tuple(modules)):
-                fam.setdefault(name, ("exported", "function" if base is None else "class"))
+            for name, module in sp.exported_where(tuple(base) if base else None, tuple(modules)).items():
+                if name not in fam:
+                    fam[name] = ("exported", "function" if base is None else "class")
+                    where[name] = module
     found: dict[str, dict[str, str]] = {}
     for family, entries in tables["exports"].items():
         fam = names.setdefault(family, {})
+        where = origins.setdefault(family, {})
         for base, modules in entries:
             for name, module in sp.defined_below(tuple(base) if base else None, tuple(modules)).items():
                 if name not in fam:
                     fam[name] = ("submodule", "function" if base is None else "class")
                     found.setdefault(family, {})[name] = module
-    return ReferenceIndex(package, version, str(root), names, found)
+                    where[name] = module
+    hashes: dict[str, str] = {}
+    for where in origins.values():
+        for module in set(where.values()):
+            path = sp.files.get(module)
+            digest = file_hash(path) if path is not None else None
+            if digest:
+                hashes[module] = digest
+    return ReferenceIndex(package, version, str(root), names, found, origins, hashes)
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -283,13 +370,17 @@ class StaticPackage:
     # -- rule 1: registrations ---------------------------------------------------------------------------------
     def registered(self) -> dict[str, dict[str, str]]:
         """``{registry variable: {name: "class" | "function"}}`` over every module."""
-        out: dict[str, dict[str, str]] = {}
+        return {var: {n: kind for n, (kind, _m) in got.items()} for var, got in self.registered_where().items()}
+
+    def registered_where(self) -> dict[str, dict[str, tuple[str, str]]]:
+        """``{registry variable: {name: (kind, the module whose import registers it)}}`` over every module."""
+        out: dict[str, dict[str, tuple[str, str]]] = {}
         for module in sorted(self.files):
             tree = self.tree(module)
             if tree is None:
                 continue
             for var, name, kind in registrations(tree):
-                out.setdefault(var, {}).setdefault(name, kind)
+                out.setdefault(var, {}).setdefault(name, (kind, module))
         return out
 
     # -- rule 2: exports ---------------------------------------------------------------------------------------
@@ -410,11 +501,15 @@ class StaticPackage:
 
     def exported(self, base: Origin | None, modules: Iterable[str]) -> set[str]:
         """Names the bridge's export rule would serve from ``modules``."""
-        out: set[str] = set()
+        return set(self.exported_where(base, modules))
+
+    def exported_where(self, base: Origin | None, modules: Iterable[str]) -> dict[str, str]:
+        """``{name: defining module}`` for the names the bridge's export rule would serve from ``modules``."""
+        out: dict[str, str] = {}
         for module in modules:
             for name, origin in self.namespace(module).items():
                 if not name.startswith("_") and self.is_kind(origin, base) and (base or origin[1] == name):
-                    out.add(name)
+                    out.setdefault(name, origin[0])
         return out
 
 
@@ -423,7 +518,7 @@ class StaticPackage:
 def registrations(tree: ast.Module) -> list[tuple[str, str, str]]:
     """``(registry variable, name, kind)`` for every ``register_module`` use in one module."""
     aliases = _registry_aliases(tree)
-    consts = _module_constants(tree)
+    consts = module_constants(tree)
     out: list[tuple[str, str, str]] = []
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
@@ -503,7 +598,7 @@ def _registry_aliases(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def _module_constants(tree: ast.Module) -> dict[str, Any]:
+def module_constants(tree: ast.Module) -> dict[str, Any]:
     """Module-level ``NAME = <literal>`` assignments (strings, and lists/tuples/sets/dicts of strings)."""
     out: dict[str, Any] = {}
     for node in StaticPackage._top(tree.body):
@@ -593,4 +688,6 @@ def _str_value_unbounded(node: ast.expr, scope: Mapping[str, Any], depth: int) -
     return None
 
 
-__all__ = ["HIDE_ENV", "ReferenceIndex", "StaticPackage", "index_for", "references_hidden"]
+
+__all__ = ["HIDE_ENV", "ReferenceIndex", "StaticPackage", "index_for", "module_constants", "module_path",
+           "package_root", "references_hidden", "verified_origin"]

@@ -183,8 +183,8 @@ def _read_csv(path: Path, *, delimiter: str) -> Split:
 def read_parquet(path: Path) -> Split:
     try:
         import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - depends on the install
-        raise DataError("reading Parquet needs pyarrow (pip install 'promptweave[data]')", file=str(path)) from None
+    except ImportError:  # depends on the install: the real cause, typed, never swallowed by a fallback
+        raise missing_extra("reading Parquet", ("pyarrow",), str(path)) from None
     check_regular(path)
     try:
         rows = pq.read_table(path).to_pylist()
@@ -264,10 +264,18 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
 def _datasets(where: str):
     try:
         import datasets
-    except ImportError:  # pragma: no cover - depends on the install
-        raise DataError("loading a Hugging Face dataset needs `datasets` (pip install 'promptweave[data]')",
-                        file=where) from None
+    except ImportError:  # depends on the install: the real cause, typed, never swallowed by a fallback
+        raise missing_extra("loading a Hugging Face dataset", ("datasets",), where) from None
     return datasets
+
+
+def missing_extra(what: str, modules: tuple[str, ...], file: str) -> Exception:
+    """The typed error for data that needs an optional package (``promptweave[data]``)."""
+    from promptweave.errors import MissingExtraError
+    from promptweave.extras import describe, extra_for
+
+    needs, fix = describe([(m, extra_for(m)) for m in modules])
+    return MissingExtraError(f"{what} needs {needs}", file=file, field="path", expected=fix)
 
 
 def from_hf(ds: Any, file: str) -> Split | dict[str, Split]:

@@ -14,23 +14,44 @@ from promptweave.evaluate.context import EvalContext, Scores
 
 
 class BridgedEvaluator:
-    """A reference evaluator class from an installed reference package, called with the arguments it asks for."""
+    """A reference evaluator class from an installed reference package, called with the arguments it asks for.
+
+    Planning (``lint``, ``run --dry-run``, a run's plan) checks that the arguments bind to the class's signature
+    and never constructs it: some reference constructors download data (BigCodeBench, LiveCodeBench) or print
+    (TruthfulQA). The instance is built when scoring first needs it."""
 
     needs = frozenset({"rows"})
 
     def __init__(self, package: str, cls: type, kwargs: Mapping[str, Any], where: str) -> None:
         self.name = f"{package}:{cls.__name__}"
+        self.cls, self.kwargs, self.where = cls, dict(kwargs), where
+        self._inner: Any = None
         from promptweave.compat.bridge import is_static
 
         self.static = cls.at(f"{where}.type") if is_static(cls) else None
         if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
-            self.inner = None
+            self.cls = self.static  # the handle that names its field (``find_static`` may meet either)
             return
         try:
-            self.inner = cls(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
-            raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
-                                  field=where) from None
+            sig = inspect.signature(cls)
+        except (TypeError, ValueError):
+            return  # a signature Python cannot read: the arguments are checked when it is built
+        try:
+            sig.bind(**self.kwargs)
+        except TypeError as exc:
+            raise EvaluationError(f"{self.name}: bad arguments ({exc})", field=where,
+                                  expected=f"{cls.__name__}{sig}") from None
+
+    @property
+    def inner(self) -> Any:
+        """The reference's evaluator instance, built on first use (never at plan time)."""
+        if self._inner is None and self.static is None:
+            try:
+                self._inner = self.cls(**self.kwargs)
+            except Exception as exc:  # noqa: BLE001 - any failure of foreign code becomes a typed error
+                raise EvaluationError(f"{self.name} could not be built ({type(exc).__name__}: {exc})",
+                                      field=self.where) from None
+        return self._inner
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         if self.static is not None:

@@ -224,7 +224,18 @@ class Evaluation:
         return self.pred_postprocessor(text) if self.pred_postprocessor and isinstance(text, str) else text
 
     def process_gold(self, gold: Any) -> Any:
-        return self.dataset_postprocessor(gold) if self.dataset_postprocessor and isinstance(gold, str) else gold
+        """The gold through ``dataset_postprocessor``, whatever its type (OpenCompass maps every row's output
+        column: StrategyQA's bool gold becomes yes/no); a row without a gold (None) is left as it is."""
+        if self.dataset_postprocessor is None or gold is None:
+            return gold
+        try:
+            return self.dataset_postprocessor(gold)
+        except PromptweaveError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a postprocessor given a gold it cannot read: typed, with the value
+            raise EvaluationError(f"the dataset_postprocessor failed on a gold answer ({type(exc).__name__}: {exc})",
+                                  field=f"{self.where}.dataset_postprocessor", value=gold,
+                                  expected="a postprocessor that takes the output column's values") from None
 
     def check(self, *, allow_code_exec: bool = False, judge: bool = False) -> None:
         """Refuse, before any model call, what scoring would refuse: code without the flag, a judge without a model."""

@@ -301,6 +301,7 @@ class RougeEvaluator(Evaluator):
     """ROUGE-1/2/L/Lsum F-measure ×100, aggregated like Hugging Face ``evaluate``'s ``rouge`` (bootstrap median)."""
 
     name = "RougeEvaluator"
+    requires: tuple[str, ...] = ("rouge_score",)  # checked at plan time (promptweave.extras)
     types = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
     def __init__(self, pred_postprocessor: Any = None, **kw: Any) -> None:
@@ -331,6 +332,7 @@ class BleuEvaluator(Evaluator):
     """Corpus BLEU from ``sacrebleu`` (13a tokenizer, exp smoothing), as Hugging Face ``evaluate``'s ``sacrebleu``."""
 
     name = "BleuEvaluator"
+    requires: tuple[str, ...] = ("sacrebleu",)
     tokenize: str | None = None
 
     def __init__(self, pred_postprocessor: Any = None, **kw: Any) -> None:
@@ -369,6 +371,8 @@ class _LongBench(Evaluator):
             raise EvaluationError(f"{self.name}: unknown language", field="evaluator.language", value=language,
                                   expected="'en' or 'zh'")
         self.language = language
+        if language == "zh":
+            self.requires = (*getattr(type(self), "requires", ()), "jieba")
 
     def row(self, pred: str, refs: Any) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -469,6 +473,7 @@ class LongBenchRougeEvaluator(_LongBench):
     """ROUGE-L F of the ``rouge`` package (as the reference), best over the references; ``zh`` segments with jieba."""
 
     name = "LongBenchRougeEvaluator"
+    requires: tuple[str, ...] = ("rouge",)
 
     def row(self, pred, refs):
         rouge = need_package("rouge", "metrics", self.name)
@@ -492,6 +497,7 @@ class JiebaRougeEvaluator(Evaluator):
     """Chinese ROUGE-1/2/L (×100): ``general_postprocess``, jieba segmentation, the ``rouge`` package's F."""
 
     name = "JiebaRougeEvaluator"
+    requires: tuple[str, ...] = ("rouge", "jieba")
 
     def score(self, predictions, references, ctx=None) -> Scores:
         check_lengths(predictions, references, self.name)
@@ -543,6 +549,7 @@ class MATHVerifyEvaluator(Evaluator):
     parse is skipped but still counted in the denominator, as the reference does)."""
 
     name = "MATHVerifyEvaluator"
+    requires: tuple[str, ...] = ("math_verify",)
 
     def score(self, predictions, references, ctx=None) -> Scores:
         check_lengths(predictions, references, self.name)

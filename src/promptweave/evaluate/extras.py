@@ -1,49 +1,43 @@
-"""Optional packages an evaluator needs: noted when the config is linted, refused when a run is planned.
+"""Optional packages a task's scoring needs: noted when an evaluator is built, refused when a task is planned.
 
-An evaluator lists ``requires = ((module, extra), ...)``, or says itself what is missing through
-``unavailable() -> (what, how to fix) | None``. Building it without the module only warns (``lint`` accepts the
-config form and shows the note); ``run`` / ``run --dry-run`` refuse it before any model call, naming the package
-and the ``promptweave[extra]`` that installs it.
+What each class needs is its ``requires`` attribute, and which extra installs it is ``promptweave.extras.EXTRAS``
+(see there). An evaluator may also say itself what is missing through ``unavailable() -> (what, how to fix) |
+None``. :func:`require_task` runs while planning (``lint``, ``run --dry-run`` and ``run`` alike), before any model
+call, over the evaluator, its postprocessors and the dataset's retriever.
 """
 from __future__ import annotations
 
-import importlib.util
+import functools
 import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from promptweave.errors import MissingExtraError, PromptweaveWarning
+from promptweave.extras import describe
+from promptweave.extras import missing as _missing_of
 
 
 def missing(evaluator: Any) -> list[tuple[str, str]]:
     """The ``(module, extra)`` pairs of the evaluator's ``requires`` that cannot be imported."""
-    out = []
-    for module, extra in getattr(evaluator, "requires", ()):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            out.append((module, extra))
-    return out
+    return _missing_of([evaluator])
 
 
-def _problem(evaluator: Any) -> tuple[str, str] | None:
-    own = getattr(evaluator, "unavailable", None)
+def _problem(evaluator: Any, parts: Iterable[Any] = (), *, own_check: bool = True) -> tuple[str, str] | None:
+    own = getattr(evaluator, "unavailable", None) if own_check else None
     if callable(own):
         found = own()
         if found:
             return found
-    gaps = missing(evaluator)
+    gaps = _missing_of([evaluator, *parts])
     if not gaps:
         return None
     name = getattr(evaluator, "name", type(evaluator).__name__)
-    pkgs = ", ".join(repr(m) for m, _ in gaps)
-    extras = ",".join(sorted({e for _, e in gaps}))
-    return f"{name} needs the {pkgs} package", f"pip install 'promptweave[{extras}]'"
+    what, fix = describe(gaps)
+    return f"{name} needs {what}", fix
 
 
 def note_missing(evaluator: Any) -> None:
-    """Warn (for ``lint``) when a required package is absent."""
+    """Warn when a required package is absent (the evaluator is built; planning refuses it)."""
     found = _problem(evaluator)
     if found:
         msg, fix = found
@@ -57,3 +51,28 @@ def require(evaluator: Any, where: str) -> None:
         msg, fix = found
         raise MissingExtraError(msg, field=f"{where}.evaluator.type", value=getattr(evaluator, "name", None),
                                 expected=fix)
+
+
+def _unwrap(fn: Any) -> Any:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def require_task(evaluation: Any, *, task: str, file: str | None = None, retriever: Any = None) -> None:
+    """Before any model call: one :class:`MissingExtraError` naming ``task`` ("dataset × model") when its
+    evaluator, postprocessors or retriever need a package that is not installed."""
+    if evaluation is None:
+        return
+    ev = evaluation.evaluator
+    posts = [_unwrap(p) for p in (evaluation.pred_postprocessor, evaluation.dataset_postprocessor,
+                                  evaluation.model_postprocessor, getattr(ev, "pred_postprocessor", None))
+             if p is not None]
+    parts = [*posts, *([retriever] if retriever is not None else [])]
+    # missing packages only: an evaluator that says itself it cannot score here (``unavailable()``, e.g. LawBench
+    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared, as before
+    found = _problem(ev, parts, own_check=False)
+    if found:
+        msg, fix = found
+        raise MissingExtraError(f"task {task}: {msg}", file=file, field=f"{evaluation.where}.evaluator.type",
+                                value=getattr(ev, "name", type(ev).__name__), expected=fix)

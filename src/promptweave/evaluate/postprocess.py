@@ -392,3 +392,6 @@ _ZH_PUNCT = set("！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝
 
 def normalize_zh_answer(s: str) -> str:
     return "".join("".join(ch for ch in s.lower() if ch not in _PUNCT and ch not in _ZH_PUNCT).split())
+
+
+general_cn_postprocess.requires = ("jieba",)  # type: ignore[attr-defined]  # checked at plan time

@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError, PromptweaveError, RoleError, UnsupportedError
 from promptweave.evaluate import build_evaluation
+from promptweave.evaluate.extras import require_task
 from promptweave.models.factory import cfg_get, generation_params
 from promptweave.work.records import prompt_budget, role_error, task_records
 from promptweave.work.task import Task
@@ -171,6 +172,8 @@ class Form:
                                           # dict and names (subjective judges: mode, base_models)
                                           rows=p.ds.test, model_cfg=mcfg, dataset_cfg=p.raw, file=p.file,
                                           names=(p.ds.abbr, mspec.abbr))
+            # extras: a package the task needs is refused here, before any model call
+            require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever)
             try:
                 self.check_model(mcfg, file=p.file, where=f"models[{j}]")
                 # the checks lint, --dry-run and run share: a chat-template model's tokenizer has a template

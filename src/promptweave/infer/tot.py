@@ -43,13 +43,13 @@ def _reference_constants(package: str, module: str) -> dict[str, Any] | None:
 
 @lru_cache(maxsize=8)
 def _installed_constants(package: str, module: str) -> dict[str, Any] | None:
-    from promptweave.compat.reference_index import StaticPackage, _module_constants, package_root
+    from promptweave.compat.reference_index import StaticPackage, module_constants, package_root
 
     root = package_root(package)
     if root is None:
         return None
     tree = StaticPackage(package, root).tree(module)
-    return None if tree is None else _module_constants(tree)
+    return None if tree is None else module_constants(tree)
 
 
 def reference_texts(module: str, names: Sequence[str], *, what: str, file: str | None = None,

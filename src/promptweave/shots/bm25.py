@@ -236,6 +236,7 @@ class BM25Retriever(Retriever):
                                  expected=" or ".join(repr(t) for t in TIE_BREAKS))
         self.tie_break = tie_break
         self.tokenizer = tokenizer
+        self.requires: tuple[str, ...] = ("nltk",) if tokenizer == "nltk" else ()  # checked at plan time
         self.tokenize = get_tokenizer(tokenizer)
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.input_columns = list(input_columns) if input_columns is not None else None

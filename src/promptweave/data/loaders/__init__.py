@@ -79,9 +79,11 @@ def choose(name: str, *, file: str | None = None) -> LoaderChoice:
         return LoaderChoice(name, BRIDGE, cls, package)
     owner = registered_in_source(name)
     if owner is not None:
+        from promptweave.compat.bridge import why_unresolved
+
+        why = why_unresolved("loader", name) or f"{owner}'s registry does not hold it here"
         raise LoaderError(f"dataset loader {name!r} has no native implementation; the installed {owner} registers "
-                          f"it, but {owner}'s registry cannot be imported here (its dependencies are missing)",
-                          file=file, field="type", value=name,
+                          f"it in its source, but {why}", file=file, field="type", value=name,
                           expected=f"{owner} installed with its dependencies (pip install {owner}), or the data "
                           "converted to JSONL and named with path= and no type=")
     raise LoaderError(f"dataset loader {name!r} has no native implementation and no installed reference "
@@ -110,17 +112,14 @@ _REGISTERED = re.compile(r"@LOAD_DATASET\.register_module\([^)]*\)\s*\n(?:\s*@[^
 
 @lru_cache(maxsize=1)
 def _registered_names() -> dict[str, frozenset[str]]:
-    import importlib.util
+    from promptweave.compat.reference_tables import package_root  # install directories only, never the cwd
 
     out: dict[str, frozenset[str]] = {}
     for package, sub in _SOURCES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
+        found_root = package_root(package)
+        if found_root is None:
             continue
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(next(iter(spec.submodule_search_locations))) / sub
+        root = found_root / sub
         found: set[str] = set()
         for f in root.rglob("*.py"):
             try:

@@ -238,6 +238,55 @@ def siqa_v2(ctx: LoadContext, path: str) -> Splits:
     return _labelled_splits(ctx, path, convert)
 
 
+def siqa_v3(ctx: LoadContext, path: str) -> Splits:
+    """As siqaDataset, ``answerA/B/C`` renamed ``A/B/C`` (moved after the other fields, as the reference pops and
+    re-adds them) and ``answer`` the label as a letter (``'ABC'[label - 1]``, the reference's indexing)."""
+
+    def convert(f, loc, row, label):
+        need(ctx, row, ("answerA", "answerB", "answerC"), file=f, where=loc)
+        if not -2 <= label <= 3:
+            raise ctx.fail("a SIQA label must be 1, 2 or 3", file=f, where=loc, value=label)
+        for k in "ABC":
+            row[k] = row.pop("answer" + k)
+        row["answer"] = "ABC"[label - 1]
+        return row
+
+    return _labelled_splits(ctx, path, convert)
+
+
+def piqa(ctx: LoadContext, path: str) -> Splits:
+    """``{train,dev}.jsonl`` + labels: ``label`` the integer as written, ``id`` dropped."""
+
+    def convert(f, loc, row, label):
+        row["label"] = label
+        row.pop("id", None)
+        return row
+
+    return _labelled_splits(ctx, path, convert)
+
+
+def _first(text: str, upper: bool) -> str:
+    return (text[:1].upper() if upper else text[:1].lower()) + text[1:]
+
+
+def piqa_v3(ctx: LoadContext, path: str) -> Splits:
+    """As PIQADataset, with the reference's casing: ``goal`` capitalised; both solutions capitalised when the goal
+    ends in ``?`` or ``.``, else lower-cased at their first letter."""
+
+    def convert(f, loc, row, label):
+        need(ctx, row, ("goal", "sol1", "sol2"), file=f, where=loc)
+        if not all(isinstance(row[k], str) and row[k] for k in ("goal", "sol1", "sol2")):
+            raise ctx.fail("goal, sol1 and sol2 must be non-empty strings", file=f, where=loc)
+        row["label"] = label
+        row["goal"] = _first(row["goal"], True)
+        upper = row["goal"].endswith(("?", "."))
+        row["sol1"], row["sol2"] = _first(row["sol1"], upper), _first(row["sol2"], upper)
+        row.pop("id", None)
+        return row
+
+    return _labelled_splits(ctx, path, convert)
+
+
 def piqa_v2(ctx: LoadContext, path: str) -> Splits:
     """``{train,dev}.jsonl`` + labels: ``answer`` A/B (NULL for a negative label), ``id`` dropped."""
 

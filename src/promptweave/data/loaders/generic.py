@@ -8,6 +8,7 @@ from promptweave.data.loaders.base import (
     LoadContext,
     Splits,
     csv_records,
+    json_file,
     jsonl,
     need,
     rows,
@@ -120,3 +121,12 @@ def mgsm(ctx: LoadContext, path: str) -> Splits:
             raise ctx.fail("expected question TAB answer", file=f, where=f"line {i}", value=len(parts))
         items.append((f"line {i}", {"question": parts[0], "answer": parts[1]}))
     return rows(items, f)
+
+
+def strategyqa(ctx: LoadContext, path: str) -> Splits:
+    """StrategyQA: one JSON file holding a list of rows, kept as stored (its ``answer`` a JSON bool)."""
+    f = ctx.find(path)
+    data = json_file(f)
+    if not isinstance(data, list):
+        raise ctx.fail("StrategyQA data must be a JSON list of rows", file=f, value=type(data).__name__)
+    return rows(((f"[{i}]", dict(need(ctx, r, (), file=f, where=f"[{i}]"))) for i, r in enumerate(data)), f)

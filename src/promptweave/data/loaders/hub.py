@@ -12,12 +12,13 @@ from promptweave.data.sources import (
     HF_BUILDERS,
     Split,
     is_hf_saved,
+    missing_extra,
     read_file,
     read_hf_disk,
     read_hf_named,
     read_split_dir,
 )
-from promptweave.errors import DataError
+from promptweave.errors import DataError, MissingExtraError
 
 
 def read_folder(ctx: LoadContext, root: Path) -> Splits:
@@ -28,6 +29,14 @@ def read_folder(ctx: LoadContext, root: Path) -> Splits:
         return read_hf_disk(root)
     try:
         return read_hf_named(str(root))
+    except MissingExtraError as exc:  # no `datasets` here: plain per-split files still read, else say why
+        found = read_split_dir(root)
+        if found is None:
+            if any(root.rglob("*.parquet")) or any(root.rglob("*.arrow")):
+                raise missing_extra("reading this dataset folder's Parquet/Arrow files", ("datasets", "pyarrow"),
+                                    str(root)) from None
+            raise exc.at(file=str(root)) from None
+        return found
     except DataError:
         found = read_split_dir(root)
         if found is None:
