@@ -41,8 +41,11 @@ DATASETS = "ais_bench.benchmark.configs.datasets"
 
 
 def reference_venv() -> Path | None:
-    """The reference venv with AISBench installed with its dependencies, when there is one."""
-    venv = Path(os.environ.get("PROMPTWEAVE_AIS_FULL_VENV") or "/work/venvs/ais-full")
+    """The reference venv with AISBench installed with its dependencies, when ``$PROMPTWEAVE_AIS_FULL_VENV`` names
+    one (opt-in: a reference run takes a minute a config)."""
+    if not os.environ.get("PROMPTWEAVE_AIS_FULL_VENV"):
+        return None
+    venv = Path(os.environ["PROMPTWEAVE_AIS_FULL_VENV"])
     return venv if (venv / "bin" / "ais_bench").exists() else None
 
 

@@ -42,8 +42,8 @@ def test_promptweave_sends_and_scores_as_aisbench(name, tmp_path, monkeypatch):
     assert not _close(got["scores"], want["scores"])
 
 
-@pytest.mark.skipif(reference_venv() is None, reason="needs AISBench installed with its dependencies in "
-                    "/work/venvs/ais-full (or $PROMPTWEAVE_AIS_FULL_VENV): python3 -m venv; pip install "
+@pytest.mark.skipif(reference_venv() is None, reason="needs AISBench installed with its dependencies in a "
+                    "venv named by $PROMPTWEAVE_AIS_FULL_VENV (opt-in; a minute a config): python3 -m venv; pip install "
                     "torch==2.13.0; pip install ais_bench_benchmark math-verify==0.5.2 -c (torch==2.13.0, numpy<2)")
 @pytest.mark.parametrize("name", CASES)
 def test_the_record_is_what_aisbench_does(name, tmp_path):
