@@ -204,6 +204,9 @@ def bwrap_args(bwrap: str, jail: Jail, env: Mapping[str, str], seccomp_fd: int |
              "--remount-ro", "/", "--remount-ro", "/proc", "--remount-ro", "/dev"]
     for size, path in ((jail.work_mb, WORKDIR), (jail.tmp_mb, "/tmp")):
         args += [*(("--size", str(size * 1024 * 1024)) if "--size" in has else ()), "--tmpfs", path]
+    for d in _python_dirs():  # an interpreter under /tmp (a venv in a checkout there) is hidden by the tmpfs: again
+        if d == "/tmp" or d.startswith("/tmp/"):
+            args += ["--ro-bind", d, d]
     for host, name in (jail.data or {}).items():
         args += ["--ro-bind", host, f"{WORKDIR}/{name}"]
     args += ["--chdir", WORKDIR]
