@@ -108,7 +108,7 @@ def _fix_a_slash_b(s: str) -> str:
     return "\\frac{" + str(a) + "}{" + str(b) + "}"
 
 
-def _remove_right_units(s: str) -> str:
+def remove_right_units(s: str) -> str:
     if "\\text{ " in s:
         parts = s.split("\\text{ ")
         if len(parts) != 2:
@@ -117,7 +117,7 @@ def _remove_right_units(s: str) -> str:
     return s
 
 
-def _fix_sqrt(s: str) -> str:
+def fix_sqrt(s: str) -> str:
     if "\\sqrt" not in s:
         return s
     parts = s.split("\\sqrt")
@@ -134,7 +134,7 @@ def strip_string_v1(s: str) -> str:
     s = s.replace("\n", "").replace("\\!", "").replace("\\\\", "\\").replace("tfrac", "frac").replace("dfrac", "frac")
     s = s.replace("\\left", "").replace("\\right", "").replace("^{\\circ}", "").replace("^\\circ", "")
     s = s.replace("\\$", "")
-    s = _remove_right_units(s)
+    s = remove_right_units(s)
     s = s.replace("\\%", "").replace("\\%", "")
     s = s.replace(" .", " 0.").replace("{.", "{0.")
     if not s:
@@ -144,7 +144,7 @@ def strip_string_v1(s: str) -> str:
     halves = s.split("=")
     if len(halves) == 2 and len(halves[0]) <= 2:
         s = halves[1]
-    s = _fix_sqrt(s).replace(" ", "")
+    s = fix_sqrt(s).replace(" ", "")
     s = _fix_fracs(s)
     if s == "0.5":
         s = "\\frac{1}{2}"

@@ -56,7 +56,7 @@ def _strip(s: str) -> str:
     s = s.replace("\n", "").replace("\\!", "").replace("\\\\", "\\").replace("tfrac", "frac").replace("dfrac", "frac")
     s = s.replace("\\left", "").replace("\\right", "").replace("^{\\circ}", "").replace("^\\circ", "")
     s = s.replace("\\$", "")
-    s = math_equiv._remove_right_units(s)
+    s = math_equiv.remove_right_units(s)
     s = s.replace("\\%", "").replace(" .", " 0.").replace("{.", "{0.")
     if not s:
         return s
@@ -65,7 +65,7 @@ def _strip(s: str) -> str:
     halves = s.split("=")
     if len(halves) == 2 and len(halves[0]) <= 2:
         s = halves[1]
-    s = math_equiv._fix_sqrt(s).replace(" ", "")
+    s = math_equiv.fix_sqrt(s).replace(" ", "")
     parts = s.split("\\frac")
     if any(p == "" for p in parts[1:]):
         raise IndexError("empty \\frac")  # AGIEval indexes the first character; the comparison falls back
