@@ -81,7 +81,7 @@ def normalize_final_answer(final_answer: str) -> str:
     return final_answer
 
 
-def _fix_fracs(s: str) -> str:
+def fix_fracs(s: str) -> str:
     """``\\frac12`` -> ``\\frac{1}{2}``, ``\\frac1{2}`` -> ``\\frac{1}{2}``."""
     parts = s.split("\\frac")
     out = parts[0]
@@ -97,7 +97,7 @@ def _fix_fracs(s: str) -> str:
     return out
 
 
-def _fix_a_slash_b(s: str) -> str:
+def fix_a_slash_b(s: str) -> str:
     parts = s.split("/")
     if len(parts) != 2:
         return s
@@ -145,10 +145,10 @@ def strip_string_v1(s: str) -> str:
     if len(halves) == 2 and len(halves[0]) <= 2:
         s = halves[1]
     s = fix_sqrt(s).replace(" ", "")
-    s = _fix_fracs(s)
+    s = fix_fracs(s)
     if s == "0.5":
         s = "\\frac{1}{2}"
-    return _fix_a_slash_b(s)
+    return fix_a_slash_b(s)
 
 
 def strip_string_v2(s: str) -> str:
@@ -178,8 +178,8 @@ def strip_string_v2(s: str) -> str:
     if len(halves) == 2 and len(halves[0]) <= 2:
         s = halves[1]
     s = re.sub(r"\\sqrt(\w+)", r"\\sqrt{\1}", s).replace(" ", "")
-    s = _fix_fracs(s)
-    return _fix_a_slash_b(s)
+    s = fix_fracs(s)
+    return fix_a_slash_b(s)
 
 
 def is_equiv(a: str | None, b: str | None, version: str = "v1") -> bool:

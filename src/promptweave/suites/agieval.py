@@ -45,9 +45,9 @@ def parse_math_answer(raw: str) -> str | None:
     return nums[-1] if nums else None
 
 
-def _fix_a_slash_b(s: str) -> str:
+def fix_a_slash_b(s: str) -> str:
     try:
-        return math_equiv._fix_a_slash_b(s)
+        return math_equiv.fix_a_slash_b(s)
     except ValueError:  # AGIEval's version keeps the text where the MATH one gives up
         return s
 
@@ -69,10 +69,10 @@ def _strip(s: str) -> str:
     parts = s.split("\\frac")
     if any(p == "" for p in parts[1:]):
         raise IndexError("empty \\frac")  # AGIEval indexes the first character; the comparison falls back
-    s = math_equiv._fix_fracs(s)
+    s = math_equiv.fix_fracs(s)
     if s == "0.5":
         s = "\\frac{1}{2}"
-    return _fix_a_slash_b(s)
+    return fix_a_slash_b(s)
 
 
 def agieval_is_equiv(a: str | None, b: str | None) -> bool:
