@@ -82,3 +82,23 @@ def test_view_tokens_flags_a_row_over_the_budget(tmp_path, capsys) -> None:
     assert run_cli(["view", str(cfg), "--tokens", "-i", "0", "--json"]) == 0
     [rec] = json.loads(capsys.readouterr().out)
     assert rec["token_count"] > 16 and "run cuts it" in rec["over_budget"]
+
+
+def test_self_consistency_rows_record_their_cut_too(tmp_path, tiny_model_dir) -> None:
+    # sc samples generations from the same cut prompt as gen: the form says so (Form.prompt_cut), not a mode list
+    model = LOCAL_MODEL.format(path=tiny_model_dir).replace("batch_size=4,", "batch_size=4, max_seq_len=40,")
+    cfg = write_config(tmp_path, "mcq_gen", model)
+    text = cfg.read_text().replace('inferencer=dict(type="GenInferencer", max_out_len=16)',
+                                   'inferencer=dict(type="SCInferencer", max_out_len=16, sc_size=2, '
+                                   'generation_kwargs=dict(do_sample=True, temperature=1.0))', 1)
+    assert "SCInferencer" in text
+    cfg.write_text(text)
+    work = tmp_path / "w"
+    code, cut_warnings = _run(cfg, work)
+    assert code == 0
+    preds = [json.loads(x) for x in (work / "predictions" / "tiny" / "mcq-gen.jsonl").read_text().splitlines()]
+    cut = [p for p in preds if "truncated" in p]
+    assert cut and all(len(p["samples"]) == 2 for p in preds)
+    assert cut[0]["truncated"]["tokens_after"] == 24 and cut[0]["truncated"]["reserved"] == 16
+    result = json.loads((work / "results" / "tiny" / "mcq-gen.json").read_text())
+    assert result["truncated_prompts"] == len(cut) and len(cut_warnings) == 1

@@ -146,6 +146,10 @@ class Form:
     """The Ray executor may share the dataset's retriever index across workers (records come from the builder)."""
     choices_from_labels: bool = False
     """With no ``choices`` setting, the task's choices are the template's labels."""
+    prompt_cut: str = ""
+    """How a local model with ``max_seq_len`` cuts an over-long prompt of this form, which the run records per row
+    (``run/truncation.py``): ``"output"`` keeps ``max_seq_len - max_out_len`` tokens (generation), ``"whole"``
+    keeps ``max_seq_len``, ``""`` never cuts (scored prompts are refused, not cut)."""
 
     # -- plan ------------------------------------------------------------------------------------------------------
     def plan(self, p: DatasetPlan) -> list[Task]:

@@ -11,6 +11,7 @@ from promptweave.infer.records import to_jsonable
 
 class CLPForm(Form):
     name = "clp"
+    prompt_cut = "whole"
     build_mode = "gen"  # the next token after the generation prompt
     eval_mode = "ppl"
     scoring = True

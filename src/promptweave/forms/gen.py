@@ -12,6 +12,7 @@ from promptweave.infer.records import to_jsonable
 
 class GenForm(Form):
     name = "gen"
+    prompt_cut = "output"
     columnar = True
 
     def rows(self, task: Any, records: Sequence[Any], model: Any, cache: Any,

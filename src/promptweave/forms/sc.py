@@ -11,6 +11,7 @@ from promptweave.infer.records import to_jsonable
 
 class SCForm(Form):
     name = "sc"
+    prompt_cut = "output"
 
     def dataset_settings(self, p: DatasetPlan) -> dict[str, Any]:
         return {"sc_size": int(p.settings.get("sc_size", 1))}

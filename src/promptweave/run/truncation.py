@@ -14,9 +14,6 @@ from typing import Any
 
 from promptweave.errors import PromptweaveWarning
 
-_RESERVE = {"gen": "max_out_len", "clp": None}  # the forms the model cuts (scored prompts are never cut)
-
-
 def run_owns_the_warning(model: Any) -> None:
     """The run warns once per task with the recorded count, so the model's own first-batch warning is off."""
     if hasattr(model, "warn_cuts"):
@@ -26,10 +23,13 @@ def run_owns_the_warning(model: Any) -> None:
 def mark_cuts(rows: Sequence[dict[str, Any]], task: Any, model: Any) -> None:
     """Add ``truncated`` to each row whose prompt the model cut (cached rows too: the cut is computed, not
     remembered)."""
+    from promptweave.forms.registry import form_for
+
     cut_of = getattr(model, "truncation", None)
-    if cut_of is None or not getattr(model, "max_seq_len", None) or task.mode not in _RESERVE:
+    cut = form_for(task.mode).prompt_cut
+    if cut_of is None or not getattr(model, "max_seq_len", None) or not cut:
         return
-    reserve = task.params.max_out_len if task.mode == "gen" else 0
+    reserve = task.params.max_out_len if cut == "output" else 0
     keep = max(1, int(model.max_seq_len) - reserve)
     for row in rows:
         prompt = row.get("prompt")
