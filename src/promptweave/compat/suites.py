@@ -26,6 +26,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.agieval",  # AGIEval's cloze scoring
     "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
+    "promptweave.suites.leval",  # L-Eval: long-document exams and generation tasks (OpenCompass and AISBench)
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 
