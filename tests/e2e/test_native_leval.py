@@ -2,8 +2,8 @@
 ``L4NLP/LEval`` repository layout (``LEval/Exam|Generation/<task>.jsonl``), replies from the stand-in server, scores
 equal to OpenCompass's.
 
-The expected scores were computed once with OpenCompass 0.5.4's own classes (loader through ``load_dataset('json',
-data_files=...)``, its postprocessors and evaluators) in the full environment (``/work/venvs/oc-full``) on the
+The expected scores were computed once with OpenCompass 0.5.4's own classes (its loader, with ``load_dataset``
+reading the stand-in file, its postprocessors and evaluators) in the full environment (``/work/venvs/oc-full``) on the
 same records and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations
@@ -43,9 +43,16 @@ def outputs(work, abbr):
     return [p["output"] for p in sorted(predictions(work, abbr), key=lambda p: p["index"])]
 
 
+# the reference class's own code, its ``load_dataset`` (the hub repository's loading script) replaced by a read of
+# the stand-in file as the test split
 REFERENCE = """
+import sys
+import datasets
 from opencompass.datasets import leval
-ds = getattr(leval, PAYLOAD["cls"]).load(path="json", data_files={{"test": PAYLOAD["file"]}})["test"]
+cls = getattr(leval, PAYLOAD["cls"])
+sys.modules[cls.__module__].load_dataset = lambda **kw: datasets.DatasetDict(
+    {{"test": datasets.Dataset.from_json(PAYLOAD["file"])}})
+ds = cls.load(path="L4NLP/LEval", name="stand-in")["test"]
 golds = [r["answer"] for r in ds]
 {post}
 RESULT = {{"rows": [dict(r) for r in ds], "metrics": {score}}}
