@@ -18,7 +18,6 @@ OpenAI API hard-wired) is named by no shipped config and is not provided.
 from __future__ import annotations
 
 import re
-import string
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from promptweave.data.loaders.base import LoadContext, Splits, need, rows
 from promptweave.data.loaders.hub_subsets import subset_records
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator, check_lengths, pct
-from promptweave.evaluate.postprocess import general_postprocess
+from promptweave.evaluate.postprocess import general_postprocess, normalize_answer
 
 # the tasks whose rows carry ``length`` (the generation tasks); the others are the exams
 _WITH_LENGTH = frozenset({
@@ -119,16 +118,6 @@ class AISLEvalEMEvaluator(LEvalEMEvaluator):
     metric = "accuracy"
 
 
-_PUNCT = frozenset(string.punctuation)
-
-
-def _normalize(s: str) -> str:
-    """SQuAD-style: lower case, punctuation and articles dropped, whitespace collapsed."""
-    s = "".join(ch for ch in s.lower() if ch not in _PUNCT)
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
-
-
 def _code_text(s: str) -> str:
     s = re.sub(r"\s+", " ", s)
     s = s.replace(",", "").replace("'", "").replace("\\", "")
@@ -158,7 +147,7 @@ class CodeUEvaluator(Evaluator):
         correct, details = [], []
         for p, r in zip(predictions, references):
             got = self.extract(str(p), str(r))
-            ok = _normalize(got) == _normalize(_code_text(str(r)))
+            ok = normalize_answer(got) == normalize_answer(_code_text(str(r)))
             correct.append(ok)
             details.append({"pred": got, "answer": r, "correct": ok})
         return Scores({"accuracy": pct(sum(correct), len(correct))}, correct, details)
