@@ -61,7 +61,7 @@ def test_babilong_qa1(tmp_path, cache, module):
                                                     dict(role="BOT", prompt="{answer}\\n")]))
             t.ice_token = None
             first = t.generate_item(ds[0], output_field="answer", output_field_replace_token="")
-            RESULT = {"prompt": [p["prompt"] for p in first if p["role"] == "HUMAN"][0],
+            RESULT = {"prompt": [p["prompt"] for p in first if isinstance(p, dict) and p.get("role") == "HUMAN"][0],
                       "score": BabiLongEvaluator().score(PAYLOAD["preds"], [r["answer"] for r in ds])["score"]}
         """, {"dir": str(f.parent.parent), "preds": preds}, cwd=tmp_path)
         assert user == ref["prompt"]

@@ -102,13 +102,12 @@ def test_lveval_cmrc_zh_f1_gated_by_the_answer(tmp_path, cache):
     work, text = run(tmp_path, "cmrc_mixup", "465823", {0: "是亚历山大·贝尔发明的", 1: "上海", 2: "一九四九年十月"})
     assert "问题：[q1] 首都是哪里？\n回答：" in text
     got = result(work, "LVEval_cmrc_mixup_16k")["metrics"]
-    assert set(got) == {"LVEval_f1"}
-    assert got["LVEval_f1"] == pytest.approx(EXPECTED_CMRC)
     if oc_full.venv() is not None:
         ref = reference(tmp_path, "LVEvalcmrcDataset", "LVEvalOPTF1Evaluator", "zh", f,
                         outputs(work, "LVEval_cmrc_mixup_16k"))
         assert ref["rows"][0]["confusing_facts"] == ["爱迪生"]
         assert got["LVEval_f1"] == pytest.approx(ref["metrics"]["LVEval_f1"])
+    assert got == {"LVEval_f1": pytest.approx(EXPECTED_CMRC)}
 
 
 def test_lveval_dureader_zh_rouge_with_blacklist(tmp_path, cache):
@@ -120,11 +119,11 @@ def test_lveval_dureader_zh_rouge_with_blacklist(tmp_path, cache):
     ])
     work, _ = run(tmp_path, "dureader_mixup", "465823", {0: "番茄需要阳光和水分", 1: ""})
     got = result(work, "LVEval_dureader_mixup_16k")["metrics"]
-    assert got == {"LVEval_rouge": pytest.approx(EXPECTED_DUREADER)}
     if oc_full.venv() is not None:
         ref = reference(tmp_path, "LVEvaldureaderDataset", "LVEvalOPTRougeEvaluator", "zh", f,
                         outputs(work, "LVEval_dureader_mixup_16k"))
         assert got["LVEval_rouge"] == pytest.approx(ref["metrics"]["LVEval_rouge"])
+    assert got == {"LVEval_rouge": pytest.approx(EXPECTED_DUREADER)}
 
 
 def test_lveval_factrecall_en_plain_f1(tmp_path, cache):
