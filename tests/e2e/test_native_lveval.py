@@ -107,7 +107,8 @@ def test_lveval_cmrc_zh_f1_gated_by_the_answer(tmp_path, cache):
                         outputs(work, "LVEval_cmrc_mixup_16k"))
         assert ref["rows"][0]["confusing_facts"] == ["爱迪生"]
         assert got["LVEval_f1"] == pytest.approx(ref["metrics"]["LVEval_f1"])
-    assert got == {"LVEval_f1": pytest.approx(EXPECTED_CMRC)}
+    # OpenCompass 0.5.4 on these records and replies: 44.444444444444436 (row 1, no keyword overlap, scores 0)
+    assert got == {"LVEval_f1": pytest.approx(44.444444444444436)}
 
 
 def test_lveval_dureader_zh_rouge_with_blacklist(tmp_path, cache):
@@ -123,7 +124,8 @@ def test_lveval_dureader_zh_rouge_with_blacklist(tmp_path, cache):
         ref = reference(tmp_path, "LVEvaldureaderDataset", "LVEvalOPTRougeEvaluator", "zh", f,
                         outputs(work, "LVEval_dureader_mixup_16k"))
         assert got["LVEval_rouge"] == pytest.approx(ref["metrics"]["LVEval_rouge"])
-    assert got == {"LVEval_rouge": pytest.approx(EXPECTED_DUREADER)}
+    # OpenCompass 0.5.4 on these records and replies: 44.44444419753087 (an empty reply scores 0)
+    assert got == {"LVEval_rouge": pytest.approx(44.44444419753087)}
 
 
 def test_lveval_factrecall_en_plain_f1(tmp_path, cache):
@@ -142,6 +144,3 @@ def test_lveval_factrecall_en_plain_f1(tmp_path, cache):
                         outputs(work, "LVEval_factrecall_en_16k"))
         assert got["f1"] == pytest.approx(ref["metrics"]["f1"])
 
-
-EXPECTED_CMRC = 0.0  # OpenCompass 0.5.4 on these records and replies (filled in below)
-EXPECTED_DUREADER = 0.0
