@@ -26,6 +26,10 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.agieval",  # AGIEval's cloze scoring
     "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
+    "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
+    "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
+    "promptweave.suites.leval",
+    "promptweave.suites.lveval",  # LV-Eval: eleven tasks at five lengths, keyword-gated F1 and ROUGE  # L-Eval: long-document exams and generation tasks (OpenCompass and AISBench)
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 

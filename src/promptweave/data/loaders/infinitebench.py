@@ -1,4 +1,5 @@
-"""InfiniteBench's long-context sets: ``code_debug.jsonl`` (find the function with the planted bug)."""
+"""InfiniteBench's four-option sets: ``code_debug.jsonl`` (find the function with the planted bug) and
+``longbook_choice_eng.jsonl`` (questions on a novel); the other tasks' loaders are in ``suites/infinitebench.py``."""
 from __future__ import annotations
 
 from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
@@ -13,7 +14,7 @@ def codedebug(ctx: LoadContext, path: str) -> Splits:
         need(ctx, item, ("context", "input", "options", "answer"), file=f, where=loc)
         options, answer = item["options"], item["answer"]
         if not isinstance(options, list) or len(options) < 4:
-            raise ctx.fail("options must be a list of four function names", file=f, where=f"{loc}.options",
+            raise ctx.fail("options must be a list of (at least) four options", file=f, where=f"{loc}.options",
                            value=options)
         if not isinstance(answer, list) or not answer or answer[0] not in options:
             raise ctx.fail("answer must be a list whose first item is one of the options", file=f,
