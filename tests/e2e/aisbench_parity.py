@@ -183,6 +183,16 @@ def _textvqa(root: Path) -> None:
     (d / "textvqa_val_annotations.json").write_text(json.dumps({"annotations": ann}), encoding="utf-8")
 
 
+CUSTOM_QA = [("[q0] Capital of France?", "Paris", 16), ("[q1] 2+2?", "4", None), ("[q2] Colour of the sky?", "blue", 32),
+             ("[q3] Opposite of hot?", "cold", 0), ("[q4] First letter?", "A", 16)]
+
+
+def _custom_qa(root: Path) -> None:
+    # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
+    _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
+                                          for q, a, n in CUSTOM_QA])
+
+
 # -- the cases ------------------------------------------------------------------------------------------------
 
 
@@ -262,6 +272,21 @@ CASES = [
                 "infer_mode='every_with_gt'))) for d in mtbench_datasets]", abbrs=["mtbench"]),
     Case("textvqa", "textvqa.textvqa_gen_base64", "textvqa_datasets", _textvqa,
          {0: "Nokia.", 1: "twenty three", 2: "Stop", 3: "dark red"}, abbrs=["textvqa"]),
+    # rows that set their own max_out_len (a custom dataset's max_tokens column): sent per request
+    Case("custom_qa", "custom.custom_qa_gen", "custom_datasets", _custom_qa,
+         {0: "Paris", 1: "4", 2: "grey", 3: "cold", 4: "B"}, abbrs=["qa"]),
+    # streaming service models: the same bodies with stream=true (+ stream_options), the reply read as events
+    Case("gsm8k_stream", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
+         {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
+          3: "3+2 is 5, so 5", 4: "I think 7", 5: "The answer is 1,0"}, model="vllm_api_stream_chat",
+         abbrs=["gsm8k"]),
+    Case("ceval_stream", "ceval.ceval_gen_0_shot_str", "ceval_datasets", _ceval,
+         {0: "A", 1: " B. 乙", 2: "答案是 D", 3: "D", 4: "选 A", 5: "cB"},
+         select=_only("ceval_datasets", "ceval-computer_network"), model="vllm_api_general_stream",
+         abbrs=["ceval-computer_network"]),
+    Case("mtbench_stream", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
+         {0: "Leaves  fall\n softly", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"},
+         model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
