@@ -329,14 +329,46 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
             else:
                 os.environ["AIS_BENCH_DATASETS_CACHE"] = old
         log = list(server.log)
+    return {"exit_code": res.exit_code, "output": res.output, "scores": _promptweave_scores(case, tmp / "work"),
+            "requests": _requests(log), "bodies": _bodies(log)}
+
+
+def _promptweave_scores(case: Case, work: Path) -> dict[str, Any]:
     scores: dict[str, Any] = {}
-    results = tmp / "work" / "results"
     for abbr in case.abbrs:
-        found = list(results.glob(f"*/{abbr}.json"))
+        found = list((work / "results").glob(f"*/{abbr}.json"))
         if found:
             scores[abbr] = json.loads(found[0].read_text(encoding="utf-8")).get("metrics")
-    return {"exit_code": res.exit_code, "output": res.output, "scores": scores, "requests": _requests(log),
-            "bodies": _bodies(log)}
+    return scores
+
+
+SRC = HERE.parents[1] / "src"
+
+
+def venv_runs_promptweave(venv: Path) -> str | None:
+    """None when ``venv``'s interpreter can run this tree's promptweave (its runtime dependencies are there), else
+    what is missing."""
+    probe = ("import importlib.util as u; print(' '.join(m for m in ('yaml', 'pydantic', 'typer', 'rich', 'jinja2', "
+             "'regex', 'numpy') if u.find_spec(m) is None))")
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=120)
+    missing = proc.stdout.strip() if proc.returncode == 0 else proc.stderr.strip()[-200:]
+    return missing or None
+
+
+def run_promptweave_in(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
+    """promptweave (this tree's, ``src`` first on the path) run by ``venv``'s interpreter, as its CLI: the
+    environment AISBench users have (ais_bench installed with its dependencies, numpy 1.26, torch CPU)."""
+    with StubServer(answer=case.answer) as server:
+        cfg, cache = _setup(case, tmp, server.port)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PYTHONPATH=str(SRC), HF_HUB_OFFLINE="1",
+                   HF_DATASETS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+        proc = subprocess.run([str(venv / "bin" / "python"), "-m", "promptweave", "run", str(cfg), "-w",
+                               str(tmp / "work"), "--no-progress"], cwd=tmp, env=env, capture_output=True, text=True,
+                              timeout=900)
+        log = list(server.log)
+    return {"exit_code": proc.returncode, "output": (proc.stdout + proc.stderr)[-4000:],
+            "scores": _promptweave_scores(case, tmp / "work"), "requests": _requests(log), "bodies": _bodies(log)}
 
 
 _SKIP_METRICS = {"details", "type"}
