@@ -36,3 +36,12 @@ def test_a_length_that_is_not_a_token_count_is_refused_naming_the_row(bad):
         row_max_out_lens(SERVICE, ("max_out_len",), [{"max_out_len": 8}, {"max_out_len": bad}], range(2),
                          file="eval.py", where="datasets[0].test")
     assert err.value.field == "datasets[0].test[1].max_out_len" and err.value.file == "eval.py"
+
+
+def test_the_dry_run_note_says_which_length_wins():
+    from promptweave.run.estimate import max_out_len_note
+
+    assert "from the model is used" in max_out_len_note({"max_out_len": 64}, SERVICE)
+    assert max_out_len_note({"max_out_len": 512}, SERVICE) is None
+    assert "from the inferencer is used" in max_out_len_note({"max_out_len": 64}, {"type": "OpenAISDK",
+                                                                                  "max_out_len": 512})
