@@ -207,6 +207,11 @@ class Case:
     model: str = "vllm_api_general_chat"
     default: str = "I do not know."
     abbrs: list[str] = field(default_factory=list)
+    thinking: str | None = None  # a reasoning model's reasoning_content, sent beside every chat reply
+
+    def server(self) -> StubServer:
+        """The stand-in server answering this case."""
+        return StubServer(answer=self.answer, reasoning=None if self.thinking is None else (lambda b: self.thinking))
 
     def answer(self, body: dict) -> str:
         text = json.dumps(body.get("messages") or body.get("prompt"), ensure_ascii=False)
@@ -284,6 +289,12 @@ CASES = [
          {0: "A", 1: " B. 乙", 2: "答案是 D", 3: "D", 4: "选 A", 5: "cB"},
          select=_only("ceval_datasets", "ceval-computer_network"), model="vllm_api_general_stream",
          abbrs=["ceval-computer_network"]),
+    # a reasoning model, streamed: AISBench predicts reasoning</think>content, and its model config's
+    # extract_non_reasoning_content keeps the content; with no content the reasoning is the prediction (q5)
+    Case("gsm8k_stream_reasoning", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
+         {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
+          3: "3+2 is 5, so 5", 4: "I think 7", 5: ""}, model="vllm_api_stream_chat",
+         abbrs=["gsm8k"], thinking="Let me think. The answer is 7"),
     Case("mtbench_stream", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
          {0: "Leaves  fall\n softly", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"},
          model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
@@ -317,7 +328,7 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
 
     from promptweave.cli.app import app
 
-    with StubServer(answer=case.answer) as server:
+    with case.server() as server:
         cfg, cache = _setup(case, tmp, server.port)
         old = os.environ.get("AIS_BENCH_DATASETS_CACHE")
         os.environ["AIS_BENCH_DATASETS_CACHE"] = str(cache)
@@ -358,7 +369,7 @@ def venv_runs_promptweave(venv: Path) -> str | None:
 def run_promptweave_in(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """promptweave (this tree's, ``src`` first on the path) run by ``venv``'s interpreter, as its CLI: the
     environment AISBench users have (ais_bench installed with its dependencies, numpy 1.26, torch CPU)."""
-    with StubServer(answer=case.answer) as server:
+    with case.server() as server:
         cfg, cache = _setup(case, tmp, server.port)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PYTHONPATH=str(SRC), HF_HUB_OFFLINE="1",
@@ -381,7 +392,7 @@ def _numeric(metrics: dict) -> dict[str, float]:
 
 def run_reference(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """AISBench's own CLI on the same config, data and server: its scores and the requests it sent."""
-    with StubServer(answer=case.answer) as server:
+    with case.server() as server:
         cfg, cache = _setup(case, tmp, server.port)
         work = tmp / "ref_work"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
