@@ -14,7 +14,6 @@ What the reference does, and so what is done here:
   ``stopping_criteria``).
 - The server address is ``url`` (a scheme added when missing) or ``http(s)://host_ip:host_port/``, joined with
   ``v1/chat/completions`` / ``v1/completions``; an empty ``model`` is the first id of ``GET v1/models``.
-
 - Streaming (``stream=True``, or a ``...Stream`` class, which forces it) is sent as AISBench sends it:
   ``"stream": true`` with ``"stream_options": {"include_usage": true}`` (for completions set after
   ``generation_kwargs``, for chat before them, as the reference orders it), and the reply is read as a
