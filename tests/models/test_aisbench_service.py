@@ -179,3 +179,13 @@ def test_retry_counts_every_attempt_as_in_aisbench():
         with pytest.raises(ModelError):
             model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4))
         assert len(srv.log) == 2  # retry=2: two requests in all
+
+
+def test_a_server_that_answers_a_stream_request_whole_is_read():
+    from openai_stub import Fault
+
+    whole = Fault("malformed", body='{"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}')
+    with StubServer(faults=lambda k, a, b: whole) as srv:
+        model = build_model(_cfg(srv, stream=True, retry=1))
+        assert model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4)) == ["ok"]
+        assert srv.log[0]["body"]["stream"] is True
