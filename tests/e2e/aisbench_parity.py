@@ -183,6 +183,16 @@ def _textvqa(root: Path) -> None:
     (d / "textvqa_val_annotations.json").write_text(json.dumps({"annotations": ann}), encoding="utf-8")
 
 
+CUSTOM_QA = [("[q0] Capital of France?", "Paris", 16), ("[q1] 2+2?", "4", None), ("[q2] Colour of the sky?", "blue", 32),
+             ("[q3] Opposite of hot?", "cold", 0), ("[q4] First letter?", "A", 16)]
+
+
+def _custom_qa(root: Path) -> None:
+    # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
+    _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
+                                          for q, a, n in CUSTOM_QA])
+
+
 # -- the cases ------------------------------------------------------------------------------------------------
 
 
@@ -197,6 +207,11 @@ class Case:
     model: str = "vllm_api_general_chat"
     default: str = "I do not know."
     abbrs: list[str] = field(default_factory=list)
+    thinking: str | None = None  # a reasoning model's reasoning_content, sent beside every chat reply
+
+    def server(self) -> StubServer:
+        """The stand-in server answering this case."""
+        return StubServer(answer=self.answer, reasoning=None if self.thinking is None else (lambda b: self.thinking))
 
     def answer(self, body: dict) -> str:
         text = json.dumps(body.get("messages") or body.get("prompt"), ensure_ascii=False)
@@ -262,6 +277,27 @@ CASES = [
                 "infer_mode='every_with_gt'))) for d in mtbench_datasets]", abbrs=["mtbench"]),
     Case("textvqa", "textvqa.textvqa_gen_base64", "textvqa_datasets", _textvqa,
          {0: "Nokia.", 1: "twenty three", 2: "Stop", 3: "dark red"}, abbrs=["textvqa"]),
+    # rows that set their own max_out_len (a custom dataset's max_tokens column): sent per request
+    Case("custom_qa", "custom.custom_qa_gen", "custom_datasets", _custom_qa,
+         {0: "Paris", 1: "4", 2: "grey", 3: "cold", 4: "B"}, abbrs=["qa"]),
+    # streaming service models: the same bodies with stream=true (+ stream_options), the reply read as events
+    Case("gsm8k_stream", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
+         {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
+          3: "3+2 is 5, so 5", 4: "I think 7", 5: "The answer is 1,0"}, model="vllm_api_stream_chat",
+         abbrs=["gsm8k"]),
+    Case("ceval_stream", "ceval.ceval_gen_0_shot_str", "ceval_datasets", _ceval,
+         {0: "A", 1: " B. 乙", 2: "答案是 D", 3: "D", 4: "选 A", 5: "cB"},
+         select=_only("ceval_datasets", "ceval-computer_network"), model="vllm_api_general_stream",
+         abbrs=["ceval-computer_network"]),
+    # a reasoning model, streamed: AISBench predicts reasoning</think>content, and its model config's
+    # extract_non_reasoning_content keeps the content; with no content the reasoning is the prediction (q5)
+    Case("gsm8k_stream_reasoning", "gsm8k.gsm8k_gen_4_shot_cot_chat_prompt", "gsm8k_datasets", _gsm8k,
+         {0: "0 + 2 = 2. The answer is 2", 1: "The answer is 4", 2: "So we get 4.\nThe answer is 4",
+          3: "3+2 is 5, so 5", 4: "I think 7", 5: ""}, model="vllm_api_stream_chat",
+         abbrs=["gsm8k"], thinking="Let me think. The answer is 7"),
+    Case("mtbench_stream", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
+         {0: "Leaves  fall\n softly", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"},
+         model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
@@ -292,7 +328,7 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
 
     from promptweave.cli.app import app
 
-    with StubServer(answer=case.answer) as server:
+    with case.server() as server:
         cfg, cache = _setup(case, tmp, server.port)
         old = os.environ.get("AIS_BENCH_DATASETS_CACHE")
         os.environ["AIS_BENCH_DATASETS_CACHE"] = str(cache)
@@ -304,14 +340,46 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
             else:
                 os.environ["AIS_BENCH_DATASETS_CACHE"] = old
         log = list(server.log)
+    return {"exit_code": res.exit_code, "output": res.output, "scores": _promptweave_scores(case, tmp / "work"),
+            "requests": _requests(log), "bodies": _bodies(log)}
+
+
+def _promptweave_scores(case: Case, work: Path) -> dict[str, Any]:
     scores: dict[str, Any] = {}
-    results = tmp / "work" / "results"
     for abbr in case.abbrs:
-        found = list(results.glob(f"*/{abbr}.json"))
+        found = list((work / "results").glob(f"*/{abbr}.json"))
         if found:
             scores[abbr] = json.loads(found[0].read_text(encoding="utf-8")).get("metrics")
-    return {"exit_code": res.exit_code, "output": res.output, "scores": scores, "requests": _requests(log),
-            "bodies": _bodies(log)}
+    return scores
+
+
+SRC = HERE.parents[1] / "src"
+
+
+def venv_runs_promptweave(venv: Path) -> str | None:
+    """None when ``venv``'s interpreter can run this tree's promptweave (its runtime dependencies are there), else
+    what is missing."""
+    probe = ("import importlib.util as u; print(' '.join(m for m in ('yaml', 'pydantic', 'typer', 'rich', 'jinja2', "
+             "'regex', 'numpy') if u.find_spec(m) is None))")
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=120)
+    missing = proc.stdout.strip() if proc.returncode == 0 else proc.stderr.strip()[-200:]
+    return missing or None
+
+
+def run_promptweave_in(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
+    """promptweave (this tree's, ``src`` first on the path) run by ``venv``'s interpreter, as its CLI: the
+    environment AISBench users have (ais_bench installed with its dependencies, numpy 1.26, torch CPU)."""
+    with case.server() as server:
+        cfg, cache = _setup(case, tmp, server.port)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PYTHONPATH=str(SRC), HF_HUB_OFFLINE="1",
+                   HF_DATASETS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+        proc = subprocess.run([str(venv / "bin" / "python"), "-m", "promptweave", "run", str(cfg), "-w",
+                               str(tmp / "work"), "--no-progress"], cwd=tmp, env=env, capture_output=True, text=True,
+                              timeout=900)
+        log = list(server.log)
+    return {"exit_code": proc.returncode, "output": (proc.stdout + proc.stderr)[-4000:],
+            "scores": _promptweave_scores(case, tmp / "work"), "requests": _requests(log), "bodies": _bodies(log)}
 
 
 _SKIP_METRICS = {"details", "type"}
@@ -324,7 +392,7 @@ def _numeric(metrics: dict) -> dict[str, float]:
 
 def run_reference(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """AISBench's own CLI on the same config, data and server: its scores and the requests it sent."""
-    with StubServer(answer=case.answer) as server:
+    with case.server() as server:
         cfg, cache = _setup(case, tmp, server.port)
         work = tmp / "ref_work"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}

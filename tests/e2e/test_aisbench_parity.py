@@ -4,7 +4,8 @@ AISBench's scores from the same request bodies.
 What AISBench 3.1 itself sent and scored on each case was recorded from its own CLI, run with its dependencies
 (``python -m tests.e2e.aisbench_parity``), in ``fixtures/aisbench_parity.json``; promptweave is checked against
 that record here. Where the reference venv is present, the record itself is re-checked against a fresh
-AISBench run.
+AISBench run, and promptweave is run again inside that venv (AISBench installed with its dependencies: what
+AISBench's users have), where it must send and score the same.
 """
 from __future__ import annotations
 
@@ -12,7 +13,19 @@ from collections import Counter
 
 import pytest
 
-from tests.e2e.aisbench_parity import BY_NAME, load_fixture, reference_venv, run_promptweave, run_reference
+from tests.e2e.aisbench_parity import (
+    BY_NAME,
+    load_fixture,
+    reference_venv,
+    run_promptweave,
+    run_promptweave_in,
+    run_reference,
+    venv_runs_promptweave,
+)
+
+_VENV_HOW = ("needs AISBench installed with its dependencies in a venv named by $PROMPTWEAVE_AIS_FULL_VENV (opt-in; a "
+             "minute a config): python3 -m venv; pip install torch==2.13.0; pip install ais_bench_benchmark "
+             "math-verify==0.5.2 -c (torch==2.13.0, numpy<2)")
 
 RECORDED = load_fixture()
 CASES = sorted(RECORDED)
@@ -42,13 +55,26 @@ def test_promptweave_sends_and_scores_as_aisbench(name, tmp_path, monkeypatch):
     assert not _close(got["scores"], want["scores"])
 
 
-@pytest.mark.skipif(reference_venv() is None, reason="needs AISBench installed with its dependencies in a "
-                    "venv named by $PROMPTWEAVE_AIS_FULL_VENV (opt-in; a minute a config): python3 -m venv; pip install "
-                    "torch==2.13.0; pip install ais_bench_benchmark math-verify==0.5.2 -c (torch==2.13.0, numpy<2)")
+@pytest.mark.skipif(reference_venv() is None, reason=_VENV_HOW)
 @pytest.mark.parametrize("name", CASES)
 def test_the_record_is_what_aisbench_does(name, tmp_path):
     got = run_reference(BY_NAME[name], tmp_path, reference_venv())
     assert got["exit_code"] == 0, got["output"]
     want = RECORDED[name]
     assert Counter(got["requests"]) == Counter(want["requests"])
+    assert not _close(got["scores"], want["scores"])
+
+
+@pytest.mark.skipif(reference_venv() is None, reason=_VENV_HOW)
+@pytest.mark.parametrize("name", CASES)
+def test_promptweave_in_the_aisbench_environment_sends_and_scores_as_aisbench(name, tmp_path):
+    venv = reference_venv()
+    missing = venv_runs_promptweave(venv)
+    if missing:
+        pytest.skip(f"promptweave's dependencies are missing in {venv} ({missing}): "
+                    f"{venv}/bin/pip install --no-deps -e . and its runtime dependencies (numpy stays <2)")
+    got = run_promptweave_in(BY_NAME[name], tmp_path, venv)
+    assert got["exit_code"] == 0, got["output"]
+    want = RECORDED[name]
+    assert Counter(got["requests"]) == Counter(want["requests"]), "request bodies differ from AISBench's"
     assert not _close(got["scores"], want["scores"])

@@ -115,3 +115,45 @@ def test_math_verify_evaluator_parses_the_gold_as_written_first():
     s = ais.MATHVerifyEvaluator().score(["So $\\boxed{2}$.", "$\\boxed{0.5}$", "9"],
                                         ["We add: $1+1=2$. So $\\boxed{2}$.", "$\\boxed{\\frac{1}{2}}$", "$9$"])
     assert s.correct == [True, True, False]  # an unboxed "9" is not extracted (try_extract_without_anchor off)
+
+
+HUMANEVAL_REPLIES = ["Here it is:\n```python\n    return x + 1\n```", "```python\ndef inc(x):\n    return x + 1\n```",
+                     "    return x + 1\n", "```\n  \n    return x + 2\n```\nand ```python\n    return x + 1\n```"]
+
+
+def test_humaneval_postprocessors_keep_the_indentation_opencompass_strips():
+    from promptweave.evaluate import postprocess as oc
+
+    body = HUMANEVAL_REPLIES[0]
+    assert ais.humaneval_postprocess_v2(body) == "    return x + 1\n"
+    assert oc.humaneval_postprocess_v2(body) == "return x + 1\n"
+    assert ais.humaneval_postprocess_v3(HUMANEVAL_REPLIES[3]) == "    return x + 1\n"
+    assert ais.humaneval_postprocess_v2(HUMANEVAL_REPLIES[3]) == "  \n    return x + 2\n"
+    # chosen by the import: AISBench's humaneval config imports it from ais_bench.benchmark.datasets
+    got = _evaluation("HumanEvalEvaluator", AIS_DATASETS,
+                      pred_postprocessor={"type": RefName("humaneval_postprocess_v2", AIS_DATASETS)})
+    assert got.process_prediction(body) == "    return x + 1\n"
+    got = _evaluation("HumanEvalEvaluator", OC_DATASETS,
+                      pred_postprocessor={"type": RefName("humaneval_postprocess_v2", OC_DATASETS)})
+    assert got.process_prediction(body) == "return x + 1\n"
+
+
+def test_humaneval_scores_differ_by_origin_on_replies_that_are_the_body():
+    from tests.codebox import CODE_SANDBOX
+
+    from promptweave.evaluate import EvalContext
+
+    row = {"prompt": "def inc(x):\n    \"\"\"x plus one\"\"\"\n", "test": "def check(f):\n    assert f(1) == 2\n",
+           "entry_point": "inc"}
+    rows = [row] * len(HUMANEVAL_REPLIES)
+    scores = {}
+    for module in (AIS_DATASETS, OC_DATASETS):
+        evaluation = _evaluation("HumanEvalEvaluator", module, k=[1],
+                                 pred_postprocessor={"type": RefName("humaneval_postprocess_v2", module)})
+        preds = [evaluation.process_prediction(r) for r in HUMANEVAL_REPLIES]
+        s = evaluation.evaluator.score(preds, ["HumanEval/0"] * len(preds),
+                                       EvalContext(rows=rows, allow_code_exec=True, code_sandbox=CODE_SANDBOX))
+        scores[module] = s.correct
+    # the indented bodies pass after the prompt's signature with AISBench's rule, not with OpenCompass's
+    assert scores[AIS_DATASETS] == [True, True, True, False]
+    assert scores[OC_DATASETS] == [False, True, False, False]

@@ -85,13 +85,66 @@ def test_completions_body_and_model_from_the_server(tmp_path):
     assert entry["body"] == {"prompt": "Question: x\nAnswer:", "stream": False, "max_tokens": 8, "model": "stub"}
 
 
-def test_streaming_classes_send_whole_reply_requests():
+@pytest.mark.parametrize("type_", ["VLLMCustomAPIChatStream", "VllmMultiturnAPIChatStream", "VLLMCustomAPIChat"])
+def test_streaming_chat_sends_aisbench_s_body_and_reads_the_event_stream(type_):
+    reply = "The answer is 42, as  said.\nDone."
+    with StubServer(answer=lambda b: reply) as server:
+        # the ...Stream classes stream whatever the config says; VLLMCustomAPIChat when stream=True
+        model = build_model(_cfg(server, type_=type_, stream=type_ == "VLLMCustomAPIChat"))
+        out = model.run_batch("chat", [[{"role": "HUMAN", "prompt": "Q"}]], GenerationParams(max_out_len=16))
+        (entry,) = server.log
+    assert out == [reply]  # put back together from one event per token
+    assert entry["body"] == {"stream": True, "stream_options": {"include_usage": True},
+                             "messages": [{"content": "Q", "role": "user"}], "temperature": 0.01,
+                             "ignore_eos": False, "top_k": 5, "max_tokens": 16, "model": "served"}
+
+
+def test_streaming_completions_and_the_order_aisbench_merges_stream_options_in():
+    with StubServer(answer=lambda b: " B because") as server:
+        # generation_kwargs cannot take stream_options away from a completions body (set after them), but can
+        # from a chat one (set before them): the reference's order
+        gk = dict(temperature=0.01, stream_options={"include_usage": False})
+        comp = build_model(_cfg(server, type_="VLLMCustomAPI", stream=True, generation_kwargs=gk))
+        assert comp.run_batch("complete", ["Q:"], GenerationParams(max_out_len=8)) == [" B because"]
+        chat = build_model(_cfg(server, type_="VLLMCustomAPIChat", stream=True, generation_kwargs=gk))
+        assert chat.run_batch("chat", ["Q:"], GenerationParams(max_out_len=8)) == [" B because"]
+        first, second = server.log
+    assert first["path"] == "/v1/completions"
+    assert first["body"] == {"prompt": "Q:", "stream": True, "stream_options": {"include_usage": True},
+                             "temperature": 0.01, "max_tokens": 8, "model": "served"}
+    assert second["body"]["stream_options"] == {"include_usage": False}
+
+
+def test_non_streaming_bodies_stay_as_they_were():
     with StubServer(answer=lambda b: "ok") as server:
-        model = build_model(_cfg(server, type_="VLLMCustomAPIChatStream", stream=True))
-        assert model.configured_stream is True
+        model = build_model(_cfg(server, type_="VLLMCustomAPIChat", stream=False))
         model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4))
         (entry,) = server.log
     assert entry["body"]["stream"] is False and "stream_options" not in entry["body"]
+    assert "stream" not in model.identity()  # cache keys of non-streamed answers are unchanged
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_is_joined_before_the_content_as_aisbench_predicts(stream):
+    with StubServer(answer=lambda b: "Paris", reasoning=lambda b: "France's capital") as server:
+        model = build_model(_cfg(server, stream=stream))
+        out = model.run_batch("chat", ["capital?"], GenerationParams(max_out_len=8))
+    assert out == ["France's capital</think>Paris"]
+
+
+def test_a_stream_that_is_not_json_is_retried_then_failed():
+    from openai_stub import Fault
+
+    from promptweave.errors import ModelError
+
+    bad = Fault("malformed", body="data: <html>oops</html>\n\n")
+    with StubServer(answer=lambda b: "ok", faults=lambda k, a, b: bad if a == 1 else None) as srv:
+        model = build_model(_cfg(srv, stream=True, retry=2, backoff_base=0))
+        assert model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4)) == ["ok"]
+    with StubServer(faults=lambda k, a, b: bad) as srv:
+        model = build_model(_cfg(srv, stream=True, retry=2, backoff_base=0))
+        with pytest.raises(ModelError, match="not JSON"):
+            model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4))
 
 
 def test_an_unreachable_model_listing_is_a_typed_error():
@@ -126,3 +179,13 @@ def test_retry_counts_every_attempt_as_in_aisbench():
         with pytest.raises(ModelError):
             model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4))
         assert len(srv.log) == 2  # retry=2: two requests in all
+
+
+def test_a_server_that_answers_a_stream_request_whole_is_read():
+    from openai_stub import Fault
+
+    whole = Fault("malformed", body='{"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}')
+    with StubServer(faults=lambda k, a, b: whole) as srv:
+        model = build_model(_cfg(srv, stream=True, retry=1))
+        assert model.run_batch("chat", ["hi"], GenerationParams(max_out_len=4)) == ["ok"]
+        assert srv.log[0]["body"]["stream"] is True

@@ -1,7 +1,9 @@
 """A loopback stand-in for a remote OpenAI-protocol service (vLLM, llama.cpp server, ...).
 
 It is a real HTTP/1.1 server on 127.0.0.1 (asyncio, keep-alive) that speaks
-``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``. Tests use it in
+``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``, whole or, for a body with ``"stream": true``,
+as a server-sent event stream the way vLLM sends one (chunked, one ``data:`` event per token, a usage event when
+``stream_options.include_usage`` asks for it, then ``data: [DONE]``). Tests use it in
 place of a remote service: answers are scripted, faults can be injected (429 with
 ``Retry-After``, 500, slow replies, dropped connections, a permanent 401), requests
 past a point can be held unanswered (to kill a client mid-run), and every request is
@@ -122,6 +124,8 @@ class StubServer:
     log: list = field(default_factory=list)
     # a request with ``tools`` is answered with ``tool_calls(body)``: a list of (name, arguments dict) calls
     tool_calls: Optional[Callable[[dict], list]] = None
+    # a chat reply's ``reasoning_content`` (a reasoning model's thinking, sent beside the answer), when set
+    reasoning: Optional[Callable[[dict], str]] = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -293,8 +297,55 @@ class StubServer:
             return True
         with self._lock:
             self.answered[key] += 1
-        await self._send(writer, 200, payload)
+        if body.get("stream") is True:
+            await self._send_events(writer, self._events(payload, body))
+        else:
+            await self._send(writer, 200, payload)
         return True
+
+    async def _send_events(self, writer: asyncio.StreamWriter, events: list[dict]) -> None:
+        """A 200 event stream, one chunk of the chunked body per event (and the head in its own write), so a
+        client must put events back together across reads."""
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                     b"Connection: keep-alive\r\n\r\n")
+        await writer.drain()
+        for data in [json.dumps(e, ensure_ascii=False) for e in events] + ["[DONE]"]:
+            chunk = f"data: {data}\n\n".encode()
+            writer.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    @staticmethod
+    def _events(payload: dict, body: dict) -> list[dict]:
+        """A whole reply as vLLM streams it: a role event (chat), one event per token, a finish event, and a
+        usage event (empty ``choices``) when ``stream_options.include_usage`` is true."""
+        chat = payload["object"] == "chat.completion"
+        head = {"id": payload["id"], "object": "chat.completion.chunk" if chat else "text_completion",
+                "model": payload.get("model")}
+        events = []
+        choice = payload["choices"][0]
+        if chat:
+            msg = choice["message"]
+            events.append(head | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                               "finish_reason": None}]})
+            for tok in _TOKEN.findall(msg.get("reasoning_content") or ""):
+                events.append(head | {"choices": [{"index": 0, "delta": {"reasoning_content": tok},
+                                                   "finish_reason": None}]})
+            for tok in _TOKEN.findall(msg.get("content") or ""):
+                events.append(head | {"choices": [{"index": 0, "delta": {"content": tok}, "finish_reason": None}]})
+            events.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+        else:
+            for tok in _TOKEN.findall(choice.get("text") or ""):
+                events.append(head | {"choices": [{"index": 0, "text": tok, "logprobs": None,
+                                                   "finish_reason": None}]})
+            events.append(head | {"choices": [{"index": 0, "text": "", "logprobs": None,
+                                               "finish_reason": choice["finish_reason"]}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            n = sum(1 for e in events if e["choices"])
+            events.append(head | {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": n,
+                                                          "total_tokens": n + 1}})
+        return events
 
     def _cut(self, text: str, body: dict) -> str:
         stop = body.get("stop") or []
@@ -315,9 +366,11 @@ class StubServer:
                         "finish_reason": "tool_calls"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
         text = self._cut(self.answer(body), body)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if self.reasoning is not None:
+            message["reasoning_content"] = self.reasoning(body)
         return {"id": "chatcmpl-stub", "object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
     def _completion(self, body: dict) -> Optional[dict]:

@@ -27,7 +27,6 @@ class ModelType:
 
 _HF_NOTE = "runs on the transformers backend"
 _CHAT_TEMPLATE = "chat messages rendered with the tokenizer's apply_chat_template"
-_NO_STREAM = "streaming is not used: the body says stream=false and the reply is read whole"
 _TURBOMIND = "LMDeploy TurboMind is not available; runs on the vLLM backend with the same path and limits"
 
 MODEL_TYPES: dict[str, ModelType] = {
@@ -69,10 +68,10 @@ MODEL_TYPES: dict[str, ModelType] = {
     # AISBench service models (vLLM / TGI / Triton / MindIE servers speak the OpenAI protocol)
     # (these six send AISBench's own request bodies: models/aisbench_service.py)
     "VLLMCustomAPI": ModelType("openai", "lm", "sent to the server's /v1/completions"),
-    "VLLMCustomAPIStream": ModelType("openai", "lm", _NO_STREAM),
+    "VLLMCustomAPIStream": ModelType("openai", "lm", "sent to the server's /v1/completions, streamed"),
     "VLLMCustomAPIChat": ModelType("openai", "api"),
-    "VLLMCustomAPIChatStream": ModelType("openai", "api", _NO_STREAM),
-    "VllmMultiturnAPIChatStream": ModelType("openai", "api", _NO_STREAM),
+    "VLLMCustomAPIChatStream": ModelType("openai", "api"),
+    "VllmMultiturnAPIChatStream": ModelType("openai", "api"),
     "VLLMFunctionCallAPIChat": ModelType("openai", "api"),
     "MindieStreamApi": ModelType("openai", "api", "MindIE's OpenAI-compatible endpoint; streaming is not used"),
 }
@@ -187,14 +186,16 @@ def did_you_mean(name: str, known: list[str]) -> str | None:
 
 def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     """What of this model config is not used, one line each (for the plan and ``lint``)."""
+    from promptweave.models import aisbench_service
+
     name = type_name(cfg.get("type"))
     mt = MODEL_TYPES.get(name)
     out = []
     if mt is not None and mt.note and mt.note not in (_HF_NOTE, _CHAT_TEMPLATE):  # only what differs
         out.append(f"{name}: {mt.note}")
     for key, why in IGNORED_ARGS.items():
-        if key == "stream" and not cfg.get(key):
-            continue  # stream=False is what is done anyway
+        if key == "stream" and (not cfg.get(key) or aisbench_service.is_service_type(name)):
+            continue  # stream=False is what is done anyway; AISBench's service classes stream as it does
         if key in cfg and why:
             out.append(f"{key} is ignored: {why}")
     if "peft_path" in cfg and cfg.get("peft_path"):

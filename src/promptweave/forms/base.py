@@ -30,6 +30,7 @@ from promptweave.errors import ConfigError, ModelError, PromptweaveError, RoleEr
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate.extras import require_task
 from promptweave.models.factory import cfg_get, generation_params
+from promptweave.work.out_len import model_max_out_len
 from promptweave.work.records import prompt_budget, role_error, task_records
 from promptweave.work.task import Task
 from promptweave.work.verdicts import check_chat_template
@@ -204,7 +205,8 @@ class Form:
             check_logprobs_model(self.name, mcfg, file=file, where=where)
 
     def params(self, mcfg: Any, settings: Mapping[str, Any]) -> Any:
-        return generation_params(mcfg, max_out_len=settings.get("max_out_len"),
+        # AISBench's service models ask for the model's max_out_len whatever the inferencer says (work/out_len.py)
+        return generation_params(mcfg, max_out_len=model_max_out_len(mcfg) or settings.get("max_out_len"),
                                  stop=settings.get("stopping_criteria"),
                                  generation_kwargs=settings.get("generation_kwargs"))
 

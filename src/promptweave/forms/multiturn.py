@@ -144,6 +144,7 @@ class MultiTurnForm(Form):
         from promptweave.evaluate import build_evaluation
         from promptweave.forms.turn_loop import MultiTurnGenInferencer
         from promptweave.models.factory import generation_params
+        from promptweave.work.out_len import model_max_out_len
         from promptweave.work.task import ConversationRecord
 
         n = p.n if p.load_data else 0  # a conversation's turns come from real rows
@@ -155,7 +156,7 @@ class MultiTurnForm(Form):
         tasks = []
         for _j, mspec in zip(p.model_ids, p.specs):
             mcfg = mspec.config
-            params = generation_params(mcfg, max_out_len=settings.get("max_out_len"),
+            params = generation_params(mcfg, max_out_len=model_max_out_len(mcfg) or settings.get("max_out_len"),
                                        stop=settings.get("stopping_criteria"))
             inf = MultiTurnGenInferencer(p.ds, mspec, params=params)
             records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))

@@ -14,10 +14,16 @@ What the reference does, and so what is done here:
   ``stopping_criteria``).
 - The server address is ``url`` (a scheme added when missing) or ``http(s)://host_ip:host_port/``, joined with
   ``v1/chat/completions`` / ``v1/completions``; an empty ``model`` is the first id of ``GET v1/models``.
-
-Streaming (``stream=True`` or a ``...Stream`` class) is not used: the body says ``"stream": false`` and the reply
-is read whole, so the text scored is the same; it is the one field in which such a body differs from AISBench's
-(said once in the plan's model notes).
+- Streaming (``stream=True``, or a ``...Stream`` class, which forces it) is sent as AISBench sends it:
+  ``"stream": true`` with ``"stream_options": {"include_usage": true}`` (for completions set after
+  ``generation_kwargs``, for chat before them, as the reference orders it), and the reply is read as a
+  server-sent event stream (``models/sse.py``): the text is the ``delta.content`` (chat) or ``text``
+  (completions) of every event, joined.
+- A chat reply's text is, as AISBench's ``get_prediction`` makes it, ``reasoning + "</think>" + content`` when
+  the server sends ``reasoning_content`` (or ``reasoning``) beside the content (the reasoning alone when there is
+  no content), streamed or not; the shipped configs' ``extract_non_reasoning_content`` then keeps the answer.
+- Where this reads more than AISBench does (a server that answers a stream request with one JSON reply; an
+  event's ``event:`` / ``id:`` lines), the reply is read rather than failed.
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ from typing import Any, Sequence
 from promptweave.errors import ConfigError, ModelError
 from promptweave.models.base import GenerationParams, Message
 from promptweave.models.openai_compat import OpenAICompatModel
+from promptweave.models.sse import json_events
 
 # what AISBench's chat classes assume when a config gives no meta template
 DEFAULT_CHAT_META: dict[str, Any] = {
@@ -108,9 +115,7 @@ class AISBenchServiceModel(OpenAICompatModel):
         if gk is not None and not isinstance(gk, Mapping):
             raise ConfigError("generation_kwargs must be a dict", field="models[].generation_kwargs", value=gk)
         self.generation_kwargs = dict(gk or {})
-        # streaming is not used (module docstring): the configured value is kept for the plan's notes only
-        self.configured_stream = bool(cfg.get("stream", False)) if forced is None else forced
-        self.stream = False
+        self.stream = bool(cfg.get("stream", False)) if forced is None else forced
         self.service_root = base_url(cfg)
         api_root = urllib.parse.urljoin(self.service_root, "v1")
         api_key = cfg.get("api_key") or None
@@ -121,6 +126,8 @@ class AISBenchServiceModel(OpenAICompatModel):
     def identity(self) -> dict[str, Any]:
         ident = super().identity()
         ident.update(wire="aisbench", type=self.type_name, generation_kwargs=self.generation_kwargs)
+        if self.stream:  # (only when on: the keys of answers cached from non-streamed runs stay as they were)
+            ident["stream"] = True
         return ident
 
     # -- the served model's name, as AISBench finds it ----------------------------
@@ -153,7 +160,70 @@ class AISBenchServiceModel(OpenAICompatModel):
 
     def chat_request(self, messages: Sequence[Message], params: GenerationParams) -> tuple[str, dict]:
         body: dict[str, Any] = {"stream": self.stream, "messages": to_messages(messages)}
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
         return "/chat/completions", body | self._body(params)
 
     def completion_request(self, prompt: str, params: GenerationParams) -> tuple[str, dict]:
-        return "/completions", {"prompt": prompt, "stream": self.stream} | self._body(params)
+        body = {"prompt": prompt, "stream": self.stream} | self._body(params)
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
+        return "/completions", body
+
+    # -- replies ---------------------------------------------------------------------
+    def decode_reply(self, resp: Any, path: str, body: dict) -> Any:
+        """The reply in the shape the parsers read: a streamed one put back together, a chat reply's reasoning
+        joined to its content as AISBench's prediction is."""
+        chat = path.endswith("/chat/completions")
+        if body.get("stream") is True and not resp.content.lstrip().startswith(b"{"):
+            return stream_reply(json_events(resp.content), chat=chat)
+        data = resp.json()
+        return with_reasoning(data) if chat else data
+
+
+def prediction(content: str, reasoning: str) -> str:
+    """AISBench's prediction from a reply's content and reasoning."""
+    if not reasoning:
+        return content
+    return f"{reasoning}</think>{content}" if content else reasoning
+
+
+def with_reasoning(data: Any) -> Any:
+    """A whole chat reply whose text is AISBench's: every choice's content (and reasoning) joined."""
+    try:
+        choices = data["choices"]
+        msgs = [c["message"] for c in choices]
+        content = "".join(m.get("content") or "" for m in msgs)
+        reasoning = "".join(m.get("reasoning_content") or m.get("reasoning") or "" for m in msgs)
+    except (KeyError, TypeError, AttributeError):
+        return data  # malformed: the parser says so (and the request is retried)
+    if not reasoning and len(msgs) == 1:
+        return data
+    if not isinstance(content, str) or not isinstance(reasoning, str):
+        return data
+    first = dict(choices[0], message=dict(msgs[0], content=prediction(content, reasoning)))
+    return dict(data, choices=[first])
+
+
+def stream_reply(events: list[Any], *, chat: bool) -> dict[str, Any]:
+    """The whole reply a streamed one adds up to: chat ``delta`` contents (and reasoning) joined, or the
+    completions ``text`` of each event's first choice joined (an event without choices — the usage one — adds
+    nothing)."""
+    content, reasoning = [], []
+    for ev in events:
+        choices = ev.get("choices") if isinstance(ev, dict) else None
+        if not isinstance(choices, list):
+            raise ValueError(f"a stream event without a choices list: {json.dumps(ev)[:120]}")
+        if chat:
+            for c in choices:
+                delta = c.get("delta") if isinstance(c, dict) else None
+                if not isinstance(delta, dict):
+                    raise ValueError(f"a chat stream event without a delta: {json.dumps(ev)[:120]}")
+                content.append(str(delta.get("content") or ""))
+                reasoning.append(str(delta.get("reasoning_content") or delta.get("reasoning") or ""))
+        elif choices and isinstance(choices[0], dict):
+            content.append(str(choices[0].get("text") or ""))
+    if chat:
+        text = prediction("".join(content), "".join(reasoning))
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+    return {"choices": [{"index": 0, "text": "".join(content)}]}

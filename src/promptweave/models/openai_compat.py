@@ -217,6 +217,11 @@ class OpenAICompatModel:
         return "/completions", {"model": self.model, "prompt": text, "max_tokens": 1, "echo": True,
                                 "logprobs": 1, "temperature": 0.0, **self.extra_body}
 
+    def decode_reply(self, resp: "_Reply", path: str, body: dict) -> Any:
+        """The value of a 200 reply to ``body`` (its JSON; a subclass may read another framing, e.g. an event
+        stream). ``ValueError`` marks it malformed (retried)."""
+        return resp.json()
+
     # -- transport -----------------------------------------------------------
     def _client(self, connections: int) -> "_HTTP":
         headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
@@ -246,7 +251,7 @@ class OpenAICompatModel:
             else:
                 if resp.status_code == 200:
                     try:
-                        data = resp.json()
+                        data = self.decode_reply(resp, path, body)
                         value = parse(data) if parse is not None else data
                     except (ValueError, _Malformed) as exc:
                         # a proxy's HTML error page, a truncated body, a reply without choices: retry

@@ -53,7 +53,14 @@ def prices(mcfg: Mapping[str, Any], *, file: str | None, where: str) -> tuple[fl
 
 def max_out_len_note(settings: Mapping[str, Any], mcfg: Mapping[str, Any]) -> str | None:
     """Which ``max_out_len`` wins when the inferencer and the model both set one and they differ."""
+    from promptweave.work.out_len import model_max_out_len
+
     inf, model = settings.get("max_out_len"), mcfg.get("max_out_len")
+    fixed = model_max_out_len(mcfg)
+    if fixed is not None:  # AISBench's service models: the model's wins (work/out_len.py)
+        return None if inf is None or inf == fixed else (
+            f"max_out_len {fixed} from the model is used, not the inferencer's {inf} (AISBench's inferencers do "
+            "not read theirs)")
     if inf is None or model is None or inf == model:
         return None
     return (f"max_out_len {inf} from the inferencer is used, not the model's {model} (the inferencer's setting "

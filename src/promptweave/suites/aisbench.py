@@ -65,6 +65,25 @@ class BBHEvaluator(Evaluator):
         return Scores({"score": _pct(sum(correct), len(correct))}, correct, details)
 
 
+# -- HumanEval -------------------------------------------------------------------------------------------------------
+
+_FENCED = re.compile(r"```\w*\n(.*?)```", re.DOTALL)
+
+
+def humaneval_postprocess_v2(text: str) -> str:
+    """AISBench's: the first fenced code block (or the whole text) exactly as written. OpenCompass's strips the
+    leading whitespace too, which breaks a reply that is the function's indented body (then run after the
+    prompt's signature: it passes here and fails there)."""
+    blocks = _FENCED.findall(text)
+    return blocks[0] if blocks else text
+
+
+def humaneval_postprocess_v3(text: str) -> str:
+    """AISBench's: the last fenced code block (or the whole text) exactly as written (OpenCompass's: stripped)."""
+    blocks = _FENCED.findall(text)
+    return blocks[-1] if blocks else text
+
+
 # -- MATH (openicl.icl_evaluator.MATHEvaluator: math-verify) ---------------------------------------------------
 
 
@@ -313,6 +332,8 @@ _POSTPROCESSORS: dict[str, Any] = {
     "bbh_freeform_postprocess": bbh_freeform_postprocess,
     "bbh-freeform": bbh_freeform_postprocess,
     "GPQA_Simple_Eval_postprocess": GPQA_Simple_Eval_postprocess,
+    "humaneval_postprocess_v2": humaneval_postprocess_v2,
+    "humaneval_postprocess_v3": humaneval_postprocess_v3,
 }
 
 _LOADERS: dict[str, Any] = {

@@ -19,7 +19,8 @@ def custom(ctx: LoadContext, path: str, file_name: str | None = None, local_mode
            meta_path: str = "") -> Splits:
     """One ``.jsonl`` or ``.csv`` file (``file_name`` joined onto ``path`` when given), BOM tolerated.
 
-    AISBench's variant (an ``ais_bench/...`` path) also renames a row's ``max_tokens`` to ``max_out_len``; its
+    AISBench's variant (an ``ais_bench/...`` path) also renames a row's ``max_tokens`` to ``max_out_len`` (a row
+    without one has it empty: the model's length, work/out_len.py); its
     ``meta_path`` sampling file is not read natively."""
     if meta_path:
         raise ctx.fail("AISBench's meta_path sampling is not implemented natively; leave meta_path='' or install "
@@ -33,6 +34,8 @@ def custom(ctx: LoadContext, path: str, file_name: str | None = None, local_mode
         for row in got.rows:
             if "max_tokens" in row:
                 row["max_out_len"] = row.pop("max_tokens")
+            else:  # AISBench's shipped custom configs read a max_out_len column most files do not have: empty
+                row.setdefault("max_out_len", None)
     return got
 
 
