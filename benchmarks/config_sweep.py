@@ -24,8 +24,10 @@ constructor takes no ``prompt``).
 **In the environment OpenCompass users have** (opencompass installed with its dependencies, promptweave installed
 into it): when ``/work/venvs/oc-full`` (or ``$PROMPTWEAVE_OC_FULL_VENV``) holds such a venv, the OpenCompass row
 gets a third figure, ``lint --no-data`` of each config *alone in a fresh process* there
-(``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE`` reads a finished or
-partial run instead of starting one, ``--full-env-limit N`` samples N configs).
+(``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE...`` reads finished or
+partial runs instead of starting one, merged with later files winning, ``--full-env-limit N`` samples N configs),
+with its agreement with OpenCompass's own loadability: exit 0 where OpenCompass loads the config, one typed
+refusal where it cannot.
 
 Run: ``python benchmarks/config_sweep.py [--json out.json] [--limit N]``; prints a Markdown table.
 """
