@@ -24,8 +24,10 @@ constructor takes no ``prompt``).
 **In the environment OpenCompass users have** (opencompass installed with its dependencies, promptweave installed
 into it): when ``/work/venvs/oc-full`` (or ``$PROMPTWEAVE_OC_FULL_VENV``) holds such a venv, the OpenCompass row
 gets a third figure, ``lint --no-data`` of each config *alone in a fresh process* there
-(``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE`` reads a finished or
-partial run instead of starting one, ``--full-env-limit N`` samples N configs).
+(``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE...`` reads finished or
+partial runs instead of starting one, merged with later files winning, ``--full-env-limit N`` samples N configs),
+with its agreement with OpenCompass's own loadability: exit 0 where OpenCompass loads the config, one typed
+refusal where it cannot.
 
 Run: ``python benchmarks/config_sweep.py [--json out.json] [--limit N]``; prints a Markdown table.
 """
@@ -265,10 +267,12 @@ def full_env_python() -> Path | None:
     return py if py.is_file() else None
 
 
-def full_env_results(json_file: Path | None, limit: int | None) -> dict[str, Any] | None:
-    """The full-environment sweep: read from ``json_file`` (a finished run, or the ``.partial.jsonl`` of one
-    still going or stopped early), else run ``oc_full_sweep.py`` with the full venv's interpreter."""
-    if json_file is None:
+def full_env_results(json_files: list[Path] | None, limit: int | None) -> dict[str, Any] | None:
+    """The full-environment sweep: read from ``json_files`` (finished runs, or the ``.partial.jsonl`` of one
+    still going or stopped early; several are merged, a later file's result for a config replacing an earlier
+    one's, e.g. a run over the files an earlier sample left out and over that sample's failures), else run
+    ``oc_full_sweep.py`` with the full venv's interpreter."""
+    if not json_files:
         py = full_env_python()
         if py is None:
             return None
@@ -279,24 +283,47 @@ def full_env_results(json_file: Path | None, limit: int | None) -> dict[str, Any
         cmd = [str(py), str(Path(__file__).with_name("oc_full_sweep.py")), "--json", str(json_file)]
         subprocess.run(cmd + (["--limit", str(limit)] if limit else []), check=False,
                        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-    if json_file.suffix == ".jsonl" or not json_file.exists():
-        partial = json_file if json_file.suffix == ".jsonl" else json_file.with_suffix(".partial.jsonl")
-        if not partial.exists():
-            return None
-        rows = [json.loads(line) for line in partial.read_text().splitlines() if line.strip()]
-        return _full_summary({r.pop("path"): r for r in rows}, partial=True)
-    data = json.loads(json_file.read_text())
-    return _full_summary(data["results"], partial=bool(data["summary"].get("limit")))
+        json_files = [json_file]
+    merged: dict[str, dict[str, Any]] = {}
+    for json_file in json_files:
+        if json_file.suffix == ".jsonl" or not json_file.exists():
+            partial = json_file if json_file.suffix == ".jsonl" else json_file.with_suffix(".partial.jsonl")
+            if not partial.exists():
+                continue
+            rows = [json.loads(line) for line in partial.read_text().splitlines() if line.strip()]
+            merged.update({r.pop("path"): r for r in rows})
+        else:
+            merged.update(json.loads(json_file.read_text())["results"])
+    return _full_summary(merged) if merged else None
 
 
-def _full_summary(results: dict[str, dict[str, Any]], partial: bool) -> dict[str, Any]:
+def _tree_files(results: dict[str, dict[str, Any]]) -> int | None:
+    """How many config files the swept tree holds (``configs/datasets/**/*.py`` but ``__init__.py``)."""
+    for path in results:
+        head, sep, _ = path.partition("/configs/datasets/")
+        if sep:
+            root = Path(head + sep)
+            return sum(1 for f in root.rglob("*.py") if f.name != "__init__.py") if root.is_dir() else None
+    return None
+
+
+def _full_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     helpers = {p for p, r in results.items() if r["rc"] != 0 and NO_DATASETS in r.get("first_line", "")}
     counted = {p: r for p, r in results.items() if p not in helpers}
     ok = sum(r["rc"] == 0 for r in counted.values())
     broken = {p: why for p, r in counted.items() if r["rc"] != 0
               for why in [broken_in_reference("opencompass", r.get("first_line", ""), Path(p))] if why}
-    return {"dataset_configs": len(counted), "ok": ok, "share": ok / len(counted) if counted else 0.0,
-            "sample": partial, "tracebacks": sum(bool(r.get("traceback")) for r in results.values()),
+    total = _tree_files(results)
+    # agreement with OpenCompass's own loadability: exit 0 where it loads the config, one typed refusal (no
+    # traceback, no internal error) where it does not
+    typed = {p for p in broken if not counted[p].get("traceback") and not counted[p].get("internal_error")}
+    loads = len(counted) - len(broken)
+    return {"files": len(results), "tree_files": total, "dataset_configs": len(counted), "ok": ok,
+            "share": ok / len(counted) if counted else 0.0,
+            "sample": total is None or len(results) < total,
+            "reference_loads": loads, "ok_where_reference_loads": ok,
+            "agree": ok + len(typed), "agreement": (ok + len(typed)) / len(counted) if counted else 0.0,
+            "tracebacks": sum(bool(r.get("traceback")) for r in results.values()),
             "internal_errors": sum(bool(r.get("internal_error")) for r in results.values()),
             "network_attempts": sum(bool(r.get("network")) for r in results.values()),
             "broken_in_reference": broken,
@@ -309,8 +336,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="only the first N files of each tree")
     ap.add_argument("--top", type=int, default=8, help="failure kinds shown per column")
     ap.add_argument("--tree", choices=sorted(TREES), action="append", help="only this tree (repeatable)")
-    ap.add_argument("--full-env-json", type=Path, help="read the full-environment sweep from this file "
-                    "(oc_full_sweep.py's --json output, or its .partial.jsonl) instead of running it")
+    ap.add_argument("--full-env-json", type=Path, nargs="+", help="read the full-environment sweep from these "
+                    "files (oc_full_sweep.py's --json outputs, or their .partial.jsonl; merged, later ones win) "
+                    "instead of running it")
     ap.add_argument("--full-env-limit", type=int, help="full-environment sweep over a uniform sample of N configs")
     ap.add_argument("--no-full-env", action="store_true", help="skip the full-environment sweep")
     args = ap.parse_args()
@@ -341,10 +369,13 @@ def main() -> None:
             continue
         cell = "no full environment"
         if pkg == "opencompass" and full:
-            cell = (f"{full['ok']} of {full['dataset_configs']} ({100 * full['share']:.1f}%)"
-                    f"{' (sample)' if full['sample'] else ''}, {len(full['broken_in_reference'])} broken in the "
-                    f"reference, {full['tracebacks'] + full['internal_errors']} "
-                    f"tracebacks, {full['network_attempts']} network attempts")
+            cell = (f"{full['ok']} of {full['dataset_configs']} exit 0 ({100 * full['share']:.1f}%)"
+                    f"{' (sample of ' + str(full['files']) + ' files)' if full['sample'] else ''}; agrees with "
+                    f"OpenCompass's own loadability on {full['agree']} ({100 * full['agreement']:.1f}%): exit 0 on "
+                    f"{full['ok_where_reference_loads']} of the {full['reference_loads']} it loads, a typed refusal "
+                    f"on {full['agree'] - full['ok']} of the {len(full['broken_in_reference'])} it cannot; "
+                    f"{full['tracebacks'] + full['internal_errors']} tracebacks, {full['network_attempts']} "
+                    "network attempts")
         elif pkg != "opencompass":
             cell = "-"
         print(f"| {pkg} | {a['dataset_configs']} | {w['ok']} ({100 * w['share']:.1f}%) | "

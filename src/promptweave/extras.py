@@ -17,6 +17,7 @@ from typing import Any
 
 EXTRAS: dict[str, str] = {
     "math_verify": "math",
+    "latex2sympy2_extended": "math",  # installed with math-verify, which parses LaTeX through it
     "pyarrow": "data",
     "datasets": "data",
     "rouge": "metrics",
@@ -33,9 +34,21 @@ EXTRAS: dict[str, str] = {
     "tokenizers": "hf",
     "torch": "hf",
     "accelerate": "hf",
+    "huggingface_hub": "hf",  # installed with transformers
     "ray": "ray",
     "vllm": "vllm",
     "presidio_analyzer": "pii",
+    "skimage": "cibench",  # CIBench's figure similarity (vis_sim)
+}
+
+# Packages the code imports that no extra installs, each with why: ``tests/test_extras_table.py`` fails when the
+# code imports an optional package that is in neither table.
+NOT_EXTRAS: dict[str, str] = {
+    "ais_bench": "a reference: its dataset folders are located where it is installed, never required",
+    "bfcl_eval": "a reference's data package: path='' reads BFCL's data inside it; without it the loader says so",
+    "promptbench": "PromptBench's attack search is not run by promptweave: a config asking for it is refused "
+                   "either way, its presence only changes the message",
+    "certifi": "its CA bundle is added to the system trust store when present; nothing needs it",
 }
 
 
@@ -52,10 +65,13 @@ def installed(module: str) -> bool:
         return False
 
 
-def needs_of(obj: Any) -> list[tuple[str, str]]:
-    """``(module, extra)`` for each entry of ``obj.requires`` (names, or ``(module, extra)`` pairs)."""
+def needs_of(obj: Any, rows: Any = ()) -> list[tuple[str, str]]:
+    """``(module, extra)`` for each entry of ``obj.requires`` (names, or ``(module, extra)`` pairs), and of
+    ``obj.requires_for(rows)`` where an object's needs depend on the dataset's rows (CIBench: figures only)."""
     out: list[tuple[str, str]] = []
-    for item in getattr(obj, "requires", ()) or ():
+    by_rows = getattr(obj, "requires_for", None)
+    items = [*(getattr(obj, "requires", ()) or ()), *((by_rows(rows) or ()) if callable(by_rows) else ())]
+    for item in items:
         if isinstance(item, str):
             out.append((item, extra_for(item)))
         elif isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(x, str) for x in item):
@@ -63,11 +79,12 @@ def needs_of(obj: Any) -> list[tuple[str, str]]:
     return out
 
 
-def missing(objs: Iterable[Any]) -> list[tuple[str, str]]:
-    """The ``(module, extra)`` pairs the objects require that cannot be imported here, each once."""
+def missing(objs: Iterable[Any], rows: Any = ()) -> list[tuple[str, str]]:
+    """The ``(module, extra)`` pairs the objects require (for these dataset ``rows``) that cannot be imported
+    here, each once."""
     seen: dict[str, str] = {}
     for obj in objs:
-        for module, extra in needs_of(obj):
+        for module, extra in needs_of(obj, rows):
             if module not in seen and not installed(module):
                 seen[module] = extra
     return list(seen.items())
@@ -80,4 +97,17 @@ def describe(gaps: list[tuple[str, str]]) -> tuple[str, str]:
     return f"the {pkgs} package{'s' if len(gaps) > 1 else ''}", f"pip install 'promptweave[{extras}]'"
 
 
-__all__ = ["EXTRAS", "describe", "extra_for", "installed", "missing", "needs_of"]
+def require(objs: Iterable[Any], *, task: str, who: str, file: str | None, field: str, value: Any = None,
+            rows: Any = ()) -> None:
+    """Before any model call: one :class:`~promptweave.errors.MissingExtraError` naming ``task`` when ``objs``
+    (a model backend, an evaluator and its parts ...) need a package that is not installed."""
+    gaps = missing(objs, rows)
+    if gaps:
+        from promptweave.errors import MissingExtraError
+
+        what, fix = describe(gaps)
+        raise MissingExtraError(f"task {task}: {who} needs {what}", file=file, field=field, value=value,
+                                expected=fix)
+
+
+__all__ = ["EXTRAS", "NOT_EXTRAS", "describe", "extra_for", "installed", "missing", "needs_of", "require"]

@@ -42,6 +42,35 @@ FILES = {
         from .base import BaseDataset
         from .mine import *
         from .evals import GoodEvaluator as RenamedEvaluator
+        from .twin_a import *
+        from .twin_b import *
+    """,
+    # one name registered twice (as OpenCompass's FTSEvaluator): the registry keeps the last
+    "datasets/twin_a.py": """
+        from ..registry import ICL_EVALUATORS
+        from ..evaluator.base import BaseEvaluator
+
+
+        @ICL_EVALUATORS.register_module()
+        class TwinEvaluator(BaseEvaluator):
+            def __init__(self, tag):
+                self.tag = tag
+    """,
+    "datasets/twin_b.py": """
+        from ..registry import ICL_EVALUATORS
+        from ..evaluator.base import BaseEvaluator
+
+
+        @ICL_EVALUATORS.register_module()
+        class TwinEvaluator(BaseEvaluator):
+            pass
+    """,
+    "unimported_twin.py": """
+        from .evaluator.base import BaseEvaluator
+
+
+        class TwinEvaluator(BaseEvaluator):  # the reference never imports this module
+            pass
     """,
     "datasets/base.py": """
         class BaseDataset:
@@ -158,6 +187,27 @@ def test_a_class_defined_below_an_allow_listed_package_is_served(fake_reference,
     assert _served("evaluator", "GoodEvaluator") == f"{PKG}:{PKG}.datasets.evals.GoodEvaluator"
     assert bridge.reference_class("loader", "HiddenDataset") is None  # pkg.other is below no allow-listed package
     reference_index.clear_memory()
+
+
+def test_a_name_registered_twice_is_the_class_of_the_module_the_config_imports(fake_reference) -> None:
+    """The registry keeps the last of two classes registered under one name; a config importing the other one's
+    module gets that one, as the reference builds it. Only a module the reference imported itself is used."""
+    assert _served("evaluator", "TwinEvaluator") == f"{PKG}:{PKG}.datasets.twin_b.TwinEvaluator"
+    found = bridge.reference_class("evaluator", "TwinEvaluator", f"{PKG}.datasets.twin_a")
+    assert found is not None and found[1].__module__ == f"{PKG}.datasets.twin_a"
+    assert found[1](tag="x").tag == "x"
+    for elsewhere in (f"{PKG}.unimported_twin", "os", f"{PKG}.datasets.no_such_module", ""):
+        found = bridge.reference_class("evaluator", "TwinEvaluator", elsewhere)
+        assert found is not None and found[1].__module__ == f"{PKG}.datasets.twin_b", elsewhere
+    assert f"{PKG}.unimported_twin" not in sys.modules  # the config's module is never imported
+    # through the evaluation a config builds: ``tag=`` is an argument of twin_a's class only
+    from promptweave.errors import PromptweaveError
+    from promptweave.evaluate import build_evaluation
+
+    built = build_evaluation({"evaluator": {"type": f"{PKG}.datasets.twin_a.TwinEvaluator", "tag": "SELFIES"}})
+    assert built.evaluator.cls.__module__ == f"{PKG}.datasets.twin_a"
+    with pytest.raises(PromptweaveError, match="tag"):
+        build_evaluation({"evaluator": {"type": f"{PKG}.datasets.twin_b.TwinEvaluator", "tag": "SELFIES"}})
 
 
 @pytest.mark.parametrize(("family", "name"), [

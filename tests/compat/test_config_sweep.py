@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import textwrap
 from pathlib import Path
 
@@ -66,3 +67,31 @@ def test_a_base_name_the_base_file_never_defines_is_broken_in_the_reference(swee
     # the line holds no such import
     assert sweep.broken_in_reference("opencompass", problem(2, "base_a.py", "A_datasets")) is None
 
+
+
+def test_full_environment_runs_merge_and_agreement_counts_typed_refusals(sweep, tmp_path: Path) -> None:
+    """An earlier sample and a later run over the rest (and the sample's failures again) are one result over the
+    whole tree; agreement is exit 0 where the reference loads a config, a typed refusal where it cannot."""
+    tree = tmp_path / "opencompass" / "configs" / "datasets"
+    names = ["a.py", "b.py", "c.py", "d.py", "sets.py"]
+    for n in names:
+        (tree / n.replace(".py", "")).mkdir(parents=True)
+        (tree / n.replace(".py", "") / n).write_text("")
+    (tree / "a" / "__init__.py").write_text("")  # not a config
+    path = {n: str(tree / n.replace(".py", "") / n) for n in names}
+    row = {"network": [], "traceback": False, "internal_error": False, "first_line": ""}
+    broken = "error: [PW140] d.py: config import 'x' names no file (looked for y)"
+    first = tmp_path / "sample.partial.jsonl"
+    first.write_text("\n".join(json.dumps({"path": path[n], **row, **extra}) for n, extra in (
+        ("a.py", {"rc": 0}), ("b.py", {"rc": 2, "first_line": "error: [PW640] b.py: task t: needs 'x'"}))))
+    later = tmp_path / "rest.json"
+    later.write_text(json.dumps({"summary": {}, "results": {
+        path["b.py"]: {**row, "rc": 0}, path["c.py"]: {**row, "rc": 0},
+        path["d.py"]: {**row, "rc": 2, "first_line": broken},
+        path["sets.py"]: {**row, "rc": 2, "first_line": "error: sets.py defines no datasets"}}}))
+    got = sweep.full_env_results([first, later], None)
+    assert got["files"] == got["tree_files"] == 5 and not got["sample"]
+    assert (got["dataset_configs"], got["ok"], got["reference_loads"]) == (4, 3, 3)
+    assert got["agree"] == 4 and got["agreement"] == 1.0 and list(got["broken_in_reference"]) == [path["d.py"]]
+    assert sweep.full_env_results([first], None)["sample"]  # 2 of the tree's 5 files
+    assert sweep.full_env_results([first], None)["ok"] == 1

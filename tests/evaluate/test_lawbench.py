@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError, MissingExtraError, PromptweaveWarning
 from promptweave.evaluate import EvalContext, build_evaluation, prepare_tasks
+from promptweave.extras import installed
 from promptweave.suites import lawbench as lb
 
 
@@ -109,6 +110,10 @@ def test_grammar_correction_needs_the_reference() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         built = build_evaluation({"evaluator": {"type": "LawBenchEvaluator_2_1"}})
+    # refused where the reference cannot score it: not installed with its dependencies (no native ChERRANT), or
+    # installed with them but without ChERRANT's own optional packages (which it would find only after the run)
+    if built.evaluator.inner is not None and all(installed(m) for m in ("ltp", "pypinyin")):
+        pytest.skip("the reference's ChERRANT can score task 2-1 here (opencompass with ltp and pypinyin)")
     assert any(isinstance(w.message, PromptweaveWarning) and "ChERRANT" in str(w.message) for w in caught)
 
     class Task:

@@ -290,9 +290,11 @@ def _installed(package: str) -> bool:
     return not references_hidden() and package_root(package) is not None
 
 
-def reference_class(family: str, name: str) -> tuple[str, Any] | None:
+def reference_class(family: str, name: str, imported_from: str = "") -> tuple[str, Any] | None:
     """``(package, class)`` an installed reference offers under ``name`` for ``family`` (see the module doc).
 
+    ``imported_from``: the module the config imported the name from, which only chooses between two classes the
+    reference itself registers under one name (see :func:`_as_imported`); it is never imported.
     When the reference is installed but cannot be imported, the class is a :class:`StaticHandle` (and a
     ``PromptweaveWarning`` says so)."""
     if not isinstance(name, str) or not name or "." in name:
@@ -303,7 +305,7 @@ def reference_class(family: str, name: str) -> tuple[str, Any] | None:
             continue
         found = _registered(package, family, name, module, attr)
         if found is not None:
-            return package, found
+            return package, _as_imported(package, family, found, name, imported_from)
     for package, base, modules in EXPORTS.get(family, ()):
         if not _installed(package):
             continue
@@ -356,6 +358,28 @@ def _registered(package: str, family: str, name: str, module: str, attr: str) ->
             _module(mod)
         found = _registry_get(reg, name)
     return found
+
+
+def _as_imported(package: str, family: str, found: Any, name: str, imported_from: str) -> Any:
+    """OpenCompass registers a few names twice (``FTSEvaluator`` in ``datasets.mol_instructions_chem`` and in
+    ``datasets.smolinstruct``: its registry keeps the last one), and builds a config's class from the module the
+    config imported it from (the dumped config holds the full path). So where the config's module is one the
+    reference has itself imported already (``sys.modules``: nothing is imported for the config), inside its
+    installed package, and defines a class of that name of the family's kind, that class is the answer; otherwise
+    the registry's. Registering happens when ``opencompass.datasets`` is imported, which imports every such module,
+    so the answer does not depend on what ran before."""
+    if (not imported_from or not isinstance(found, type) or found.__module__ == imported_from
+            or not imported_from.startswith(package + ".")):
+        return found
+    mod = sys.modules.get(imported_from)
+    alt = getattr(mod, name, None) if mod is not None else None
+    root = package_root(package)
+    where = getattr(mod, "__file__", None)
+    if not (isinstance(alt, type) and alt.__module__ == imported_from and alt.__name__ == name and root is not None
+            and where and within(Path(where), root)):
+        return found
+    bases = [_registry(*b) for p, b, _m in EXPORTS.get(family, ()) if p == package and b]
+    return alt if any(isinstance(b, type) and issubclass(alt, b) and issubclass(found, b) for b in bases) else found
 
 
 def _registry_get(reg: Any, name: str) -> Any:

@@ -24,6 +24,15 @@ class ModelType:
     kind: str  # lm (text + meta template) | api (chat messages)
     note: str = ""
 
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """The optional packages this backend imports (``promptweave.extras``), checked at plan time."""
+        return BACKEND_REQUIRES.get(self.backend, ())
+
+
+# what each backend imports beyond promptweave's own dependencies (the HTTP backend needs nothing more)
+BACKEND_REQUIRES: dict[str, tuple[str, ...]] = {"hf": ("torch", "transformers"), "vllm": ("vllm",)}
+
 
 _HF_NOTE = "runs on the transformers backend"
 _CHAT_TEMPLATE = "chat messages rendered with the tokenizer's apply_chat_template"

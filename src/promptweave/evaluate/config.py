@@ -149,7 +149,7 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
     if cls is None:
         from promptweave.compat.bridge import reference_class
 
-        found = reference_class("evaluator", name)
+        found = reference_class("evaluator", name, origin)
         if found is None:
             raise EvaluationError("unknown evaluator", field=f"{where}.type", value=name,
                                   expected="a name promptweave implements (see README, Evaluation), or install the "

@@ -22,13 +22,14 @@ def missing(evaluator: Any) -> list[tuple[str, str]]:
     return _missing_of([evaluator])
 
 
-def _problem(evaluator: Any, parts: Iterable[Any] = (), *, own_check: bool = True) -> tuple[str, str] | None:
+def _problem(evaluator: Any, parts: Iterable[Any] = (), *, own_check: bool = True,
+             rows: Any = ()) -> tuple[str, str] | None:
     own = getattr(evaluator, "unavailable", None) if own_check else None
     if callable(own):
         found = own()
         if found:
             return found
-    gaps = _missing_of([evaluator, *parts])
+    gaps = _missing_of([evaluator, *parts], rows)
     if not gaps:
         return None
     name = getattr(evaluator, "name", type(evaluator).__name__)
@@ -71,7 +72,7 @@ def require_task(evaluation: Any, *, task: str, file: str | None = None, retriev
     parts = [*posts, *([retriever] if retriever is not None else [])]
     # missing packages only: an evaluator that says itself it cannot score here (``unavailable()``, e.g. LawBench
     # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared, as before
-    found = _problem(ev, parts, own_check=False)
+    found = _problem(ev, parts, own_check=False, rows=getattr(evaluation, "test_rows", ()) or ())
     if found:
         msg, fix = found
         raise MissingExtraError(f"task {task}: {msg}", file=file, field=f"{evaluation.where}.evaluator.type",

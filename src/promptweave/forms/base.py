@@ -35,6 +35,18 @@ from promptweave.work.records import prompt_budget, role_error, task_records
 from promptweave.work.task import Task
 from promptweave.work.verdicts import check_chat_template
 
+def require_backend(mcfg: Any, *, task: str, file: str | None, where: str) -> None:
+    """Before any model call: the model backend's optional packages (transformers, vllm) are installed, or one
+    typed error names the task and the extra; a type that does not resolve is refused by its own check."""
+    from promptweave.compat.models import MODEL_TYPES, type_name
+    from promptweave.extras import require
+
+    name = type_name(cfg_get(mcfg, "type"))
+    mt = MODEL_TYPES.get(name)
+    if mt is not None:
+        require([mt], task=task, who=f"the {name} model", file=file, field=f"{where}.type", value=name)
+
+
 # eval_cfg keys read by the run (multi-turn scoring), not by the evaluation itself
 SCORE_KEYS = {"score_per": ("turn", "conversation"), "conversation_reduce": ("all", "mean")}
 
@@ -160,6 +172,7 @@ class Form:
 
         for jwhere, jcfg in judge_models(p.raw.get("eval_cfg"), f"datasets[{p.i}].eval_cfg"):
             resolve_model_type(jcfg, file=p.file, field=f"{jwhere}.type")  # the judge model must be one we can run
+            require_backend(jcfg, task=f"{p.ds.abbr} (judge)", file=p.file, where=jwhere)
         p.output = p.ds.reader.output_column
         p.golds = {k: gold_of(p.ds.test[k], p.output) for k in p.todo}
         return self.plan_models(p)
@@ -179,6 +192,8 @@ class Form:
                                           names=(p.ds.abbr, mspec.abbr))
             # extras: a package the task needs is refused here, before any model call
             require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever)
+            require_backend(self.model_type_cfg(mcfg), task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file,
+                            where=f"models[{j}]")
             try:
                 self.check_model(mcfg, file=p.file, where=f"models[{j}]")
                 # the checks lint, --dry-run and run share: a chat-template model's tokenizer has a template

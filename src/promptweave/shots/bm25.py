@@ -237,7 +237,12 @@ class BM25Retriever(Retriever):
         self.tie_break = tie_break
         self.tokenizer = tokenizer
         self.requires: tuple[str, ...] = ("nltk",) if tokenizer == "nltk" else ()  # checked at plan time
-        self.tokenize = get_tokenizer(tokenizer)
+        from promptweave.extras import installed
+
+        # without nltk, planning refuses the task (``requires``: PW640 naming the task and the extra) before
+        # anything runs, so the tokenizer is only looked up when first used
+        self.tokenize = (get_tokenizer(tokenizer) if tokenizer != "nltk" or installed("nltk")
+                         else lambda text: get_tokenizer("nltk")(text))
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.input_columns = list(input_columns) if input_columns is not None else None
         self.use_cache = use_cache

@@ -33,7 +33,7 @@ def _nltk() -> Tokenizer:
         from nltk.tokenize import word_tokenize
     except ImportError:
         raise RetrieverError("tokenizer 'nltk' needs the nltk package", field="tokenizer", value="nltk",
-                             expected="pip install nltk (and its punkt data), or tokenizer='regex'") from None
+                             expected="pip install 'promptweave[nltk]' (and its punkt data), or tokenizer='regex'") from None
     try:
         word_tokenize("probe sentence.")
     except LookupError:

@@ -413,6 +413,16 @@ class LawBenchEvaluator(Evaluator):
         if self.index == "2-1" and self.inner is None:
             return (f"{self.name} (task 2-1, grammar correction) is scored by ChERRANT, which promptweave does not "
                     "implement", "opencompass installed with its dependencies (pip install opencompass ltp pypinyin)")
+        if self.index == "2-1":
+            from promptweave.extras import installed
+
+            # the reference's ChERRANT runs a script that imports these (its optional dependencies, not its
+            # requirements): without them it fails after every request was sent
+            gaps = [m for m in ("ltp", "pypinyin") if not installed(m)]
+            if gaps:
+                return (f"{self.name} (task 2-1, grammar correction) is scored by the reference's ChERRANT, which "
+                        f"needs the {', '.join(repr(m) for m in gaps)} package{'s' if len(gaps) > 1 else ''}",
+                        "pip install " + " ".join(gaps))
         return None
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:

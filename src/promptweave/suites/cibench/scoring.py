@@ -8,8 +8,9 @@ the user messages. Per turn, the last ``IPythonInterpreter`` action decides:
 * ``general_correct`` / ``numeric_correct``: the gold output equals, or is contained in, the ``execute_result``
   block of the result (else its ``stdout`` block);
 * ``text_score``: ROUGE-1 (the text evaluator's metric) of the result's first fenced block against the gold text;
-* ``vis_sim``: SSIM between the figure drawn and the gold PNG (needs scikit-image; without it the reference's
-  try/except scores 0, and so does this one, with a note).
+* ``vis_sim``: SSIM between the figure drawn and the gold PNG (needs scikit-image, ``promptweave[cibench]``).
+  Without it the reference's try/except scores every figure 0; here a dataset whose notebooks have figure steps
+  is refused at plan time instead, naming the extra (``requires_for``).
 
 Notebooks declaring ``metadata.step_types`` are scored with those tags (``exec`` / ``num`` / ``text`` / ``vis``),
 the others with the output's own tag (``exec`` / ``general`` / ``vis``). Each metric is the mean ×100 over the
@@ -76,6 +77,20 @@ def _ssim(pred_path: str, target_b64: str) -> float:
     return float(skimage.metrics.structural_similarity(pred, target, channel_axis=-1))
 
 
+def _has_figure(row: Any) -> bool:
+    """Whether a row's references (any of its dict values holding ``tags`` / ``metadata.step_types``) have a
+    ``vis`` step."""
+    if not isinstance(row, Mapping):
+        return False
+    for value in row.values():
+        if isinstance(value, Mapping):
+            meta = value.get("metadata")
+            steps = (meta.get("step_types") if isinstance(meta, Mapping) else None) or value.get("tags") or ()
+            if isinstance(steps, (list, tuple)) and "vis" in steps:
+                return True
+    return False
+
+
 class CIBenchEvaluator:
     """CIBench's metrics from the agent's steps (see the module docstring); ``needs`` the recorded ``steps``."""
 
@@ -106,6 +121,10 @@ class CIBenchEvaluator:
                                       field="evaluator.text_evaluator.metric_name", value=self.text_metric)
             self.text_evaluator = build_evaluator(cfg, "eval_cfg.evaluator.text_evaluator")
         self.notes: list[str] = []
+
+    def requires_for(self, rows: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+        """scikit-image where a row's gold notebook has a figure step (``vis``), checked at plan time."""
+        return (("skimage", "cibench"),) if any(_has_figure(r) for r in rows) else ()
 
     def text_step(self, step: Sequence[Any], target: Any) -> dict[str, Any]:
         for action in _last_tool(step):
