@@ -9,6 +9,7 @@ from __future__ import annotations
 from promptweave.compat.suites import Registry
 from promptweave.data.loaders import (
     choice,
+    classify,
     code,
     corpus,
     generic,
@@ -134,6 +135,8 @@ _NATIVE = {
     "InferencePPLDataset": corpus.inference_ppl,
     "LLMCompressionDataset": corpus.llm_compression,
     "MBPPPlusDataset": corpus.mbpp_plus,
+    # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
+    **classify.CLASSES,
 }
 
 # every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above
