@@ -86,6 +86,7 @@ class _MedChoice(Evaluator):
     """Right when the reply's first option letter is the gold letter; the details keep the row's categories."""
 
     categories: tuple[str, ...] = ()
+    needs = frozenset({"rows"})
 
     def score(self, predictions: Any, references: Any, ctx: EvalContext | None = None) -> Scores:
         check_lengths(predictions, references, self.name)
