@@ -28,6 +28,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.medqa",  # MedMCQA and Medbullets: loaders and the first-option-letter evaluators
     "promptweave.suites.climaqa",  # ClimaQA: its loader (the configs judge with GenericLLMEvaluator)
     "promptweave.suites.musr",  # MuSR: its prompt-building loader and the ANSWER: n evaluator
+    "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
