@@ -74,7 +74,7 @@ def _afqmc(cache: Path, cwd: Path) -> None:
 
 
 def _wsc(cache: Path, cwd: Path) -> None:
-    _jsonl(cwd / "data/SuperGLUE/WSC/val.jsonl", [
+    _jsonl(cache / "data/SuperGLUE/WSC/val.jsonl", [
         {"text": "[q0] Mark told Pete many lies about himself .", "label": "false", "idx": 0,
          "target": {"span1_text": "Pete", "span1_index": 3, "span2_text": "himself", "span2_index": 7}},
         {"text": "[q1] The trophy does not fit in the brown suitcase because it is too big .", "label": "true",
@@ -91,12 +91,12 @@ def _summedits(cache: Path, cwd: Path) -> None:
 
 
 def _crowspairs_cn(cache: Path, cwd: Path) -> None:
-    _jsonl(cwd / "data/crowspairs_cn/test.jsonl",
+    _jsonl(cache / "data/crowspairs_cn/test.jsonl",
            [{"sent_more": f"[q{i}] 甲", "sent_less": "乙", "bias_type": "race"} for i in range(3)])
 
 
 def _commonsenseqa_cn(cache: Path, cwd: Path) -> None:
-    _jsonl(cwd / "data/commonsenseqa_cn/validation.jsonl", [
+    _jsonl(cache / "data/commonsenseqa_cn/validation.jsonl", [
         {"id": f"x{i}", "question": f"[q{i}] 问题", "question_concept": "c", "answerKey": k,
          "choices": {"label": list("ABCDE"), "text": ["一", "二", "三", "四", "五"]}}
         for i, k in enumerate("ACE")])
@@ -117,7 +117,7 @@ _FINANCE_NAME = "注册会计师（CPA）"
 def _financeiq(cache: Path, cwd: Path) -> None:
     for split, rows in (("dev", [(f"d{i}", "ABCD"[i % 4]) for i in range(5)]),
                         ("test", [(f"[q{i}] 题", a) for i, a in enumerate("BDA")])):
-        f = cwd / "data/FinanceIQ" / split / f"{_FINANCE_NAME}.csv"
+        f = cache / "data/FinanceIQ" / split / f"{_FINANCE_NAME}.csv"
         f.parent.mkdir(parents=True, exist_ok=True)
         with f.open("w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
@@ -135,6 +135,35 @@ def _airisk(cache: Path, cwd: Path) -> None:
 def _xnli(cache: Path, cwd: Path) -> None:
     _jsonl(cache / "data/P-MMEval/xnli/test/en.jsonl",
            [{"premise": f"[q{i}] p", "statement": "s", "answer": a} for i, a in enumerate("ABCA")])
+
+
+def _musr(cache: Path, cwd: Path) -> None:
+    stories = [{"context": "Ann was found in the library.", "questions": [
+        {"question": f"[q{i}] Who is the most likely murderer?", "choices": ["Bob", "Cy"], "answer": a,
+         "intermediate_trees": [], "intermediate_data": []}]} for i, a in enumerate((0, 1, 1))]
+    path = cache / "data" / "musr" / "murder_mysteries.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(stories), encoding="utf-8")
+
+
+def _medbullets(cache: Path, cwd: Path) -> None:
+    f = cache / "data" / "medbullets" / "medbullets.csv"
+    f.parent.mkdir(parents=True)
+    with f.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "answer", "answer_idx", "opa", "opb", "opc", "opd", "ope", "explanation",
+                    "question_type"])
+        w.writerow(["[q0] A 40-year-old man has chest pain.", "Aspirin", "A", "Aspirin", "Heparin", "Rest",
+                    "Nitro", "Morphine", "", "step1"])
+        w.writerow(["[q1] A child has a rash.", "Measles", "C", "Mumps", "Rubella", "Measles", "Pox", "",
+                    "why", "step2&3"])
+        w.writerow(["[q2] A woman has a cough.", "TB", "B", "Flu", "TB", "Cold", "Asthma", "", "", "step1"])
+
+
+def _livemathbench(cache: Path, cwd: Path) -> None:
+    for n, (split, lang) in enumerate((s, lang) for s in ("CNMO", "CCEE", "AMC", "WLPMC") for lang in ("cn", "en")):
+        _jsonl(cache / "202412" / f"{split}_{lang}.jsonl",
+               [{"question": f"[q{n}] 1+{n}=?", "answer": str(1 + n), "question_type": "问答"}])
 
 
 CASES = [
@@ -165,6 +194,14 @@ CASES = [
     Case("pmmeval_xnli", "PMMEval.xnli_gen", "PMMEval_XNLI_datasets", "xnli-en", _xnli,
          {0: '{"answer": "A"}', 1: "the answer is B", 2: "The answer is A", 3: "A"}, {"accuracy": 75.0},
          select="PMMEval_XNLI_datasets[:1]"),
+    Case("musr", "musr.musr_gen", "musr_datasets", "musr_murder_mysteries", _musr,
+         {0: "Bob has means.\nANSWER: 1", 1: "ANSWER: (1) Bob", 2: "I pick 2\nANSWER: 2 - Cy"},
+         {"accuracy": 100 * 2 / 3}, select="musr_datasets[:1]"),
+    Case("medbullets", "Medbullets.medbullets_gen", "medbullets_datasets", "medbullets", _medbullets,
+         {0: "A through D... A", 1: "C.", 2: "I understand. The answer: E"}, {"accuracy": 100 * 2 / 3}),
+    Case("livemathbench", "livemathbench.livemathbench_greedy_gen", "livemathbench_datasets",
+         "LiveMathBench-v202412", _livemathbench,
+         {n: f"so \\boxed{{{1 + n if n % 3 else n}}}" for n in range(8)}, {"accuracy": 62.5}),
 ]
 
 # the script that computed ``expected`` above with OpenCompass's own classes (run again where the venv is named)
@@ -193,7 +230,11 @@ REFERENCE = """
         fn, kw = build(post, TEXT_POSTPROCESSORS)
         preds = [fn(p, **kw) for p in preds]
     cls, kw = build(ds_cfg["eval_cfg"]["evaluator"], ICL_EVALUATORS)
-    out = cls(**kw).score(preds, golds)
+    evaluator = cls(**kw)
+    evaluator._out_dir = PAYLOAD["out"]
+    import inspect
+    wants_rows = "test_set" in inspect.signature(evaluator.score).parameters
+    out = evaluator.score(preds, golds, test) if wants_rows else evaluator.score(preds, golds)
     RESULT = {k: v for k, v in out.items() if isinstance(v, (int, float))}
 """
 
@@ -220,7 +261,8 @@ def test_short_form_family_natively_gives_the_reference_score(case: Case, tmp_pa
 
     if oc_full.venv() is not None:
         ref = oc_full.run_reference(REFERENCE, {"config": _config_file(case.module), "name": case.name,
-                                                "abbr": case.abbr, "replies": case.replies}, cwd=tmp_path,
+                                                "abbr": case.abbr, "replies": case.replies,
+                                                "out": str(tmp_path / "ref_out")}, cwd=tmp_path,
                                     env={"COMPASS_DATA_CACHE": str(cache)})
         for key, want in case.expected.items():
             assert ref[key] == pytest.approx(want), (key, ref)

@@ -33,7 +33,7 @@ _PROMPTS = {
 
 def livemathbench(ctx: LoadContext, path: str, dataset_splits: Any = ("CNMO", "CCEE", "AMC", "WLPMC"),
                   dataset_languages: Any = ("cn", "en"), cot: bool = True, version: str = "202412") -> Splits:
-    root = ctx.find(path)
+    root = ctx.find(path or ".")  # '' is the data cache itself, as the reference joins it
     items = []
     for split, language in product(list(dataset_splits), list(dataset_languages)):
         f = ctx.member(root, str(version), f"{split}_{language}.jsonl")
