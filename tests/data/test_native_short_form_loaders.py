@@ -1,0 +1,195 @@
+"""Native loaders of the short-form families read the reference's on-disk layout into the reference's rows.
+
+Each case writes stand-in files in the layout the OpenCompass loader reads and compares the native rows (per
+split) with the rows OpenCompass 0.5.4's own class returned on the same files. Those rows were dumped once in the
+full environment (``/work/venvs/oc-full``, the script in :data:`REFERENCE`) and are written here; where
+``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from promptweave.data.loaders import load
+from promptweave.data.sources import Split
+
+
+def _jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def _adv_qqp(root: Path) -> dict:
+    f = root / "adv.json"
+    f.write_text(json.dumps({"qqp": [
+        {"question1": "q1", "question2": "q2", "label": 1, "idx": 0, "original_question2": "o2"},
+        {"question1": "r1", "question2": "r2", "label": 0, "idx": 1},
+        {"question1": "s1", "question2": "s2", "label": 0, "idx": 2, "original_question1": "p1",
+         "original_question2": "p2", "extra": "dropped: not a key of the first row"},
+    ]}), encoding="utf-8")
+    return {"type": "AdvQqpDataset", "path": str(f)}
+
+
+def _adv_sst2(root: Path) -> dict:
+    f = root / "adv.json"
+    f.write_text(json.dumps({"sst2": [
+        {"sentence": "bad", "label": 0, "idx": 0, "original_sentence": "good"},
+        {"sentence": "fine", "label": 1, "idx": 1, "original_sentence": ""},
+    ]}), encoding="utf-8")
+    return {"type": "AdvSst2Dataset", "path": str(f)}
+
+
+def _wsc_v1(root: Path) -> dict:
+    _jsonl(root / "val.jsonl", [
+        {"text": "Mark told Pete many lies about himself .", "label": "false", "idx": 0,
+         "target": {"span1_text": "Pete", "span1_index": 2, "span2_text": "himself", "span2_index": 6}}])
+    return {"type": "WSCDataset", "path": "json", "data_files": str(root / "val.jsonl"), "split": "train"}
+
+
+def _wsc_v3(root: Path) -> dict:
+    _jsonl(root / "val.jsonl", [
+        {"text": "The big trophy does not fit because it is too big .", "label": "true", "idx": 0,
+         "target": {"span1_text": "The big trophy", "span1_index": 0, "span2_text": "it", "span2_index": 6}}])
+    return {"type": "WSCDatasetV3", "path": str(root / "val.jsonl")}
+
+
+def _tnews_v1(root: Path) -> dict:
+    _jsonl(root / "dev.json", [{"sentence": "s", "label": "103", "label_desc": "news_sports", "keywords": ""}])
+    return {"type": "TNewsDataset", "path": "json", "data_files": str(root / "dev.json"), "split": "train"}
+
+
+def _storycloze_v1(root: Path) -> dict:
+    for split in ("train", "eval"):
+        _jsonl(root / f"zh_{split}.jsonl", [{"story_id": split, "input_sentence_1": "一", "input_sentence_2": "二",
+                                             "input_sentence_3": "三", "input_sentence_4": "四",
+                                             "sentence_quiz1": "甲", "sentence_quiz2": "乙",
+                                             "answer_right_ending": 2}])
+    return {"type": "StoryClozeDataset", "path": str(root), "lang": "zh"}
+
+
+def _pmmeval(root: Path) -> dict:
+    _jsonl(root / "mmmlu" / "easy" / "test" / "mmlu_EN-US.jsonl", [{"id": "e", "question": "q", "answer": "A"}])
+    _jsonl(root / "mmmlu" / "hard" / "test" / "mmlu_EN-US.jsonl",
+           [{"id": "h", "question": "q2", "answer": "B", "subject": "later rows' extra keys are dropped"}])
+    return {"type": "PMMEvalMMMLUDataset", "path": str(root), "lang": "EN-US", "difficulty": "all"}
+
+
+def _pmmeval_humanevalxl(root: Path) -> dict:
+    _jsonl(root / "humaneval-xl" / "test" / "python" / "English.jsonl",
+           [{"task_id": "python/0", "prompt": "def f():", "test": "assert f()"}])
+    return {"type": "PMMEvalHumanEvalXLDataset", "path": str(root), "lang": "English", "program_lang": "python"}
+
+
+def _medmcqa(root: Path) -> dict:
+    _jsonl(root / "validation.jsonl", [
+        {"id": "m0", "question": "Which vitamin?", "opa": "A1", "opb": "B12", "opc": "C", "opd": "D3", "cop": 1,
+         "choice_type": "single", "exp": "", "subject_name": "Social_Preventive Medicine", "topic_name": "t"}])
+    return {"type": "MedmcqaDataset", "path": str(root)}
+
+
+def _climaqa(root: Path) -> dict:
+    _jsonl(root / "mcq" / "train.jsonl", [
+        {"Question": "Why is the sky blue?", "Options": "a) dust\nb) scattering", "Answer": "b"},
+        {"Question": "Is CO2 a gas?", "Options": None, "Answer": "yes"}])
+    return {"type": "ClimaQADataset", "path": str(root), "task": "mcq"}
+
+
+def _afqmc(root: Path) -> dict:
+    _jsonl(root / "dev.json", [{"sentence1": "a", "sentence2": "b", "label": "1"}])
+    return {"type": "AFQMCDatasetV2", "path": str(root / "dev.json"), "local_mode": True}
+
+
+def _persona(root: Path) -> dict:
+    _jsonl(root / "p.jsonl", [{"question": "Is it?", "statement": "s", "answer_matching_behavior": " Yes",
+                               "answer_not_matching_behavior": " No"},
+                              {"question": "Is it not?", "statement": "t", "answer_matching_behavior": " No",
+                               "answer_not_matching_behavior": " Yes"}])
+    return {"type": "PersonaDataset", "path": str(root / "p.jsonl")}
+
+
+CASES = {
+    "adv_qqp": _adv_qqp, "adv_sst2": _adv_sst2, "wsc_v1": _wsc_v1, "wsc_v3": _wsc_v3, "tnews_v1": _tnews_v1,
+    "storycloze_v1": _storycloze_v1, "pmmeval_mmmlu": _pmmeval, "pmmeval_humanevalxl": _pmmeval_humanevalxl,
+    "medmcqa": _medmcqa, "climaqa": _climaqa, "afqmc_v2": _afqmc, "persona": _persona,
+}
+
+# rows OpenCompass's own classes returned on the same files: {split or "": rows}
+EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {}
+
+REFERENCE = """
+    import opencompass.datasets as D
+    from opencompass.utils import build_dataset_from_cfg
+    from datasets import Dataset, DatasetDict
+    import importlib
+    cfg = dict(PAYLOAD["cfg"])
+    cls = getattr(D, cfg["type"], None)
+    if cls is None:
+        for mod in ("opencompass.datasets.PMMEval", "opencompass.datasets.climaqa", "opencompass.datasets.medmcqa"):
+            cls = getattr(importlib.import_module(mod), cfg["type"], None) or cls
+    args = {k: v for k, v in cfg.items() if k != "type"}
+    if cfg["type"].startswith("Adv"):  # AdvGLUE's load is an instance method: build the dataset object
+        got = cls(reader_cfg=dict(input_columns=["label"], output_column="label"), **args).dataset
+    else:
+        got = cls.load(**args)
+    def rows(ds):
+        return [dict(r) for r in ds]
+    RESULT = {k: rows(v) for k, v in got.items()} if isinstance(got, (dict, DatasetDict)) else {"": rows(got)}
+"""
+
+
+def _native(cfg: dict) -> dict[str, list[dict[str, Any]]]:
+    got = load(cfg, base_dir=None, file=None).splits
+    return {"": got.rows} if isinstance(got, Split) else {k: v.rows for k, v in got.items()}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_native_rows_equal_the_reference_rows(case, tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    monkeypatch.chdir(tmp_path)
+    cfg = CASES[case](tmp_path)
+    got = _native(cfg)
+    assert json.loads(json.dumps(got, ensure_ascii=False)) == EXPECTED[case]
+
+    from tests.e2e import oc_full
+
+    if oc_full.venv() is not None:
+        ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
+        assert ref == EXPECTED[case]
+
+
+def test_a_row_missing_the_gold_column_names_file_and_row(tmp_path, monkeypatch):
+    from promptweave.errors import LoaderError
+
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    _jsonl(tmp_path / "dev.jsonl", [{"context": "c", "hypothesis": "h", "label": "e"}, {"context": "c2"}])
+    with pytest.raises(LoaderError) as exc:
+        load({"type": "AnliDataset", "path": str(tmp_path / "dev.jsonl")}, base_dir=None, file="cfg.py")
+    assert "line 2" in str(exc.value) and "label" in str(exc.value)
+
+
+def test_an_unknown_label_is_a_typed_error(tmp_path, monkeypatch):
+    from promptweave.errors import LoaderError
+
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    _jsonl(tmp_path / "dev.jsonl", [{"context": "c", "hypothesis": "h", "label": "x"}])
+    with pytest.raises(LoaderError) as exc:
+        load({"type": "AnliDataset", "path": str(tmp_path / "dev.jsonl")}, base_dir=None, file="cfg.py")
+    assert "'c', 'e', 'n'" in str(exc.value)
+
+
+def test_financeiq_row_of_the_wrong_width_is_refused(tmp_path, monkeypatch):
+    from promptweave.errors import LoaderError
+
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    for split in ("dev", "test"):
+        f = tmp_path / split / "x.csv"
+        f.parent.mkdir()
+        with f.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([["", "question", "A", "B", "C", "D", "answer"], ["0", "q", "a", "b"]])
+    with pytest.raises(LoaderError) as exc:
+        load({"type": "FinanceIQDataset", "path": str(tmp_path), "name": "x"}, base_dir=None, file="cfg.py")
+    assert "seven columns" in str(exc.value)
