@@ -85,6 +85,12 @@ def _wsc(cache: Path, cwd: Path) -> None:
     ])
 
 
+def _ax_b(cache: Path, cwd: Path) -> None:
+    _jsonl(cache / "data/SuperGLUE/AX-b/AX-b.jsonl",
+           [{"idx": i, "sentence1": f"[q{i}] s", "sentence2": "t", "label": lab, "logic": "Negation"}
+            for i, lab in enumerate(("entailment", "not_entailment", "not_entailment"))])
+
+
 def _summedits(cache: Path, cwd: Path) -> None:
     _jsonl(cache / "data/summedits/summedits.jsonl",
            [{"doc": f"[q{i}] doc", "summary": "s", "label": lab, "domain": "news"} for i, lab in enumerate((1, 0, 0))])
@@ -178,6 +184,8 @@ CASES = [
          {0: "A", 1: "B", 2: "A", 3: "B"}, {"accuracy": 50.0}),
     Case("wsc_v3", "SuperGLUE_WSC.SuperGLUE_WSC_gen", "WSC_datasets", "WSC", _wsc,
          {0: "B", 1: "A", 2: "B"}, {"accuracy": 100 * 2 / 3}),
+    Case("ax_v2", "SuperGLUE_AX_b.SuperGLUE_AX_b_gen", "AX_b_datasets", "AX_b", _ax_b,
+         {0: "A. Yes", 1: "A", 2: "B"}, {"accuracy": 100 * 2 / 3}),
     Case("summedits_v2", "summedits.summedits_gen", "summedits_datasets", "summedits", _summedits,
          {0: "A", 1: "B", 2: "A"}, {"accuracy": 100 * 2 / 3}),
     Case("crowspairs_cn", "crowspairs_cn.crowspairscn_gen", "crowspairscn_datasets", "crowspairs_cn",

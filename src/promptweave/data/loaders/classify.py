@@ -1,5 +1,5 @@
 """Short-form classification and multiple-choice sets whose reference loader only reads rows and relabels a gold
-column: AdvGLUE, ANLI, TNEWS, AFQMC, SuperGLUE WSC, SummEdits, CrowS-Pairs (zh), CommonsenseQA (zh), XStoryCloze,
+column: AdvGLUE, ANLI, TNEWS, AFQMC, SuperGLUE WSC and AX, SummEdits, CrowS-Pairs (zh), CommonsenseQA (zh), XStoryCloze,
 FinanceIQ and Anthropic's model-written evals (AI risk, persona, sycophancy).
 
 Where the reference builds a ``datasets.Dataset`` from a list of dicts, its columns are the first row's keys: a key
@@ -109,6 +109,17 @@ def afqmc_v2(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
             r["label"] = "AB"[int(r["label"])]
         except (ValueError, TypeError, IndexError):
             raise ctx.fail("label must be 0 or 1", file=f, where=loc, value=r["label"]) from None
+        items.append((loc, r))
+    return table(items, f)
+
+
+def ax_v2(ctx: LoadContext, path: str) -> Splits:
+    """SuperGLUE AX-b / AX-g JSONL: ``label`` entailment / not_entailment -> A / B."""
+    f = ctx.find(path)
+    items = []
+    for loc, r in _records(ctx, f):
+        need(ctx, r, ("label",), file=f, where=loc)
+        r["label"] = _mapped(ctx, f, "label", {"entailment": "A", "not_entailment": "B"}, loc, r["label"])
         items.append((loc, r))
     return table(items, f)
 
@@ -329,6 +340,7 @@ CLASSES = {
     **{name: adv_glue for name in _ADV_SUBSETS},
     "AnliDataset": anli,
     "AFQMCDatasetV2": afqmc_v2,
+    "AXDatasetV2": ax_v2,
     "SummeditsDataset_V2": summedits_v2,
     "CrowspairsDatasetCN": crowspairs_cn,
     "CommonsenseQADataset_CN": commonsenseqa_cn,
