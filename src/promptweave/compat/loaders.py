@@ -21,6 +21,7 @@ from promptweave.data.loaders import (
     mm_tsv,
     multimodal,
     qa,
+    reshaped_qa,
     subjective,
     text_gen,
 )
@@ -137,6 +138,8 @@ _NATIVE = {
     "MBPPPlusDataset": corpus.mbpp_plus,
     # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
     **classify.CLASSES,
+    # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)
+    **reshaped_qa.CLASSES,
 }
 
 # every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above
