@@ -111,10 +111,33 @@ def _persona(root: Path) -> dict:
     return {"type": "PersonaDataset", "path": str(root / "p.jsonl")}
 
 
+def _chem_exam(root: Path) -> dict:
+    _jsonl(root / "chem.jsonl", [
+        {"id": 1, "question": "Water?", "answer": "H2O", "qa_type": 1, "has_img": False},
+        {"id": 2, "question": "Salts:", "has_img": True, "sub_question": [
+            {"question": "NaCl?", "answer": "table salt", "qa_type": 2},
+            {"question": "KCl:", "sub_question": [{"question": "colour?", "answer": "white", "qa_type": 3}]}]}])
+    return {"type": "ChemExamDataset", "path": str(root / "chem.jsonl")}
+
+
+def _livestembench(root: Path) -> dict:
+    (root / "v1.json").write_text(json.dumps(
+        [{"question": f"q{i}", "options": ["A. x", "B. y"] if i % 2 else [], "answer": str(i)} for i in range(6)]),
+        encoding="utf-8")
+    return {"type": "LiveStemBenchDataset", "path": str(root), "version": "v1", "num_examples": 3}
+
+
+def _mmlu_cf(root: Path) -> dict:
+    for split in ("dev", "val"):
+        _jsonl(root / f"Law_{split}.jsonl", [{"Question": f"{split} q", "A": "a", "B": "b", "C": "c", "D": "d",
+                                               "Answer": "C", "Source": "s"}])
+    return {"type": "MMLUCFDataset", "path": str(root), "name": "Law"}
+
+
 CASES = {
     "adv_qqp": _adv_qqp, "adv_sst2": _adv_sst2, "wsc_v1": _wsc_v1, "wsc_v3": _wsc_v3, "tnews_v1": _tnews_v1,
     "storycloze_v1": _storycloze_v1, "pmmeval_mmmlu": _pmmeval, "pmmeval_humanevalxl": _pmmeval_humanevalxl,
-    "medmcqa": _medmcqa, "climaqa": _climaqa, "afqmc_v2": _afqmc, "persona": _persona,
+    "medmcqa": _medmcqa, "chem_exam": _chem_exam, "livestembench": _livestembench, "mmlu_cf": _mmlu_cf, "climaqa": _climaqa, "afqmc_v2": _afqmc, "persona": _persona,
 }
 
 # rows OpenCompass's own classes returned on the same files: {split or "": rows}

@@ -166,10 +166,39 @@ def _medbullets(cache: Path, cwd: Path) -> None:
         w.writerow(["[q2] A woman has a cough.", "TB", "B", "Flu", "TB", "Cold", "Asthma", "", "", "step1"])
 
 
+def _nejm(cache: Path, cwd: Path) -> None:
+    f = cache / "data/nejmaibench/NEJM_All_Questions_And_Answers.csv"
+    f.parent.mkdir(parents=True)
+    with f.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Question", "Choices", "Answer", "Subject", "Year"])
+        w.writerow(["[q0] Which drug?", "A. Aspirin\nB. Heparin\n\nC. Rest", "B", "Cardiology", 2023])
+        w.writerow(["[q1] Which test?", "A. CT\nB. MRI", "A", "Neurology", 2024])
+        w.writerow(["[q2] Which dose?", "A. 1 mg\nB. 2 mg\nC. 3 mg\nD. 4 mg", "D", "", 2024])
+
+
 def _livemathbench(cache: Path, cwd: Path) -> None:
     for n, (split, lang) in enumerate((s, lang) for s in ("CNMO", "CCEE", "AMC", "WLPMC") for lang in ("cn", "en")):
         _jsonl(cache / "202412" / f"{split}_{lang}.jsonl",
                [{"question": f"[q{n}] 1+{n}=?", "answer": str(1 + n), "question_type": "问答"}])
+
+
+def _cmo_fib(cache: Path, cwd: Path) -> None:
+    _jsonl(cache / "data/cmo.jsonl",
+           [{"origin_prompt": f"[q{i}] 求 x，使 x+{i}=2{i}。", "gold_answer": a, "id": i}
+            for i, a in enumerate(("0", "\\frac{1}{2}", "11"))])
+
+
+def _qasper(cache: Path, cwd: Path) -> None:
+    paper = {"full_text": [{"section_name": "Intro", "paragraphs": ["We study X.", "It works."]},
+                           {"section_name": None, "paragraphs": ["More."]}],
+             "qas": [{"question": "[q0] What is studied?", "answers": [{"answer": {"extractive_spans": ["X"]}}]},
+                     {"question": "[q9] Unanswerable?", "answers": [{"answer": {"extractive_spans": []}}]},
+                     {"question": "[q1] Does it work?", "answers": [{"answer": {"extractive_spans": ["works"]}},
+                                                                    {"answer": {"extractive_spans": ["yes"]}}]}]}
+    f = cache / "data/QASPER/qasper-dev-v0.3.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(json.dumps({"p1": paper}), encoding="utf-8")
 
 
 CASES = [
@@ -202,11 +231,17 @@ CASES = [
     Case("pmmeval_xnli", "PMMEval.xnli_gen", "PMMEval_XNLI_datasets", "xnli-en", _xnli,
          {0: '{"answer": "A"}', 1: "the answer is B", 2: "The answer is A", 3: "A"}, {"accuracy": 75.0},
          select="PMMEval_XNLI_datasets[:1]"),
+    Case("cmo_fib", "cmo_fib.cmo_fib_gen", "cmo_fib_datasets", "cmo_fib", _cmo_fib,
+         {0: "x = \\boxed{0}", 1: "\\boxed{0.5}", 2: "The answer is \\boxed{12}"}, {"accuracy": 100 * 2 / 3}),
+    Case("qasper", "qasper.qasper_gen", "qasper_datasets", "QASPER", _qasper,
+         {0: "X", 1: "Yes, it does."}, {"score": 100.0}),
     Case("musr", "musr.musr_gen", "musr_datasets", "musr_murder_mysteries", _musr,
          {0: "Bob has means.\nANSWER: 1", 1: "ANSWER: (1) Bob", 2: "I pick 2\nANSWER: 2 - Cy"},
          {"accuracy": 100 * 2 / 3}, select="musr_datasets[:1]"),
     Case("medbullets", "Medbullets.medbullets_gen", "medbullets_datasets", "medbullets", _medbullets,
          {0: "A through D... A", 1: "C.", 2: "I understand. The answer: E"}, {"accuracy": 100 * 2 / 3}),
+    Case("nejmaibench", "nejm_ai_benchmark.nejmaibench_gen", "nejmaibench_datasets", "nejmaibench", _nejm,
+         {0: "B.", 1: "I understand. B", 2: "D"}, {"accuracy": 100 * 2 / 3}),
     Case("livemathbench", "livemathbench.livemathbench_greedy_gen", "livemathbench_datasets",
          "LiveMathBench-v202412", _livemathbench,
          {n: f"so \\boxed{{{1 + n if n % 3 else n}}}" for n in range(8)}, {"accuracy": 62.5}),

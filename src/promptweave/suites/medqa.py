@@ -1,4 +1,5 @@
-"""Medical multiple choice: MedMCQA and Medbullets (OpenCompass's ``medmcqa`` / ``Medbullets`` configs).
+"""Medical multiple choice: MedMCQA, Medbullets and NEJM AI Bench (OpenCompass's ``medmcqa`` / ``Medbullets`` /
+``nejm_ai_benchmark`` configs).
 
 Both loaders append the lettered options to ``question`` and keep ``options``, ``label`` (the gold letter),
 ``prompt_mode`` and the letter range (``start`` / ``end``). Their evaluators read the first stand-alone option
@@ -50,21 +51,50 @@ def medmcqa(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: An
     return Split(out, got.file, list(got.where))
 
 
-def medbullets(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
-    """One CSV (types inferred as pandas does, empty cells as ``''``); zero-shot rows get options from
-    ``opa``..``opd`` (and ``ope`` when not empty), ``label`` = ``answer_idx``."""
+def _csv_rows(ctx: LoadContext, path: str) -> tuple[Any, Split]:
+    """One CSV read with pandas' type inference, empty cells as ``''`` (the reference's ``fillna('')``)."""
     f = ctx.find(path)
     got = read_hf_named("csv", data_files={"train": str(f)}) if f.is_file() else read_folder(ctx, f)
     part = got["train"] if isinstance(got, dict) and "train" in got else got
     if not isinstance(part, Split):
         raise ctx.fail("expected one CSV file", file=f)
+    rows = [{k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in r.items()}
+            for r in part.rows]
+    return f, Split(rows, part.file, list(part.where))
+
+
+def medbullets(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
+    """One CSV (types inferred as pandas does, empty cells as ``''``); zero-shot rows get options from
+    ``opa``..``opd`` (and ``ope`` when not empty), ``label`` = ``answer_idx``."""
+    f, part = _csv_rows(ctx, path)
     items = []
-    for i, r in enumerate(part.rows):
-        row = {k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in r.items()}
+    for i, row in enumerate(part.rows):
         if prompt_mode == "zero-shot":
             keys = ["opa", "opb", "opc", "opd"] + (["ope"] if row.get("ope", "") != "" else [])
             row = _with_options(row, keys, prompt_mode)
             row["label"] = row.get("answer_idx")
+        items.append((part.locate(i), row))
+    return table(items, f)
+
+
+_OPTION_PREFIX = re.compile(r"^[A-Z]\.\s*")
+
+
+def nejmaibench(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
+    """One CSV; zero-shot rows split ``Choices`` into its non-empty lines (their ``X.`` prefixes dropped) as
+    ``options``, ``question`` = ``Question`` with the options lettered anew, ``label`` = ``Answer``."""
+    f, part = _csv_rows(ctx, path)
+    items = []
+    for i, row in enumerate(part.rows):
+        if prompt_mode == "zero-shot":
+            lines = [ln.strip() for ln in str(row.get("Choices", "")).strip().splitlines() if ln.strip()]
+            options = [_OPTION_PREFIX.sub("", ln) for ln in lines]
+            row["options"] = options
+            row["question"] = f"{row.get('Question')}\n" + "\n".join(f"{chr(65 + k)}. {o}"
+                                                                     for k, o in enumerate(options))
+            row["label"] = row.get("Answer")
+            row["prompt_mode"] = prompt_mode
+            row["start"], row["end"] = "A", chr(64 + len(options))
         items.append((part.locate(i), row))
     return table(items, f)
 
@@ -115,6 +145,12 @@ class MedbulletsEvaluator(_MedChoice):
     categories = ("question_type",)
 
 
+class NejmaibenchEvaluator(_MedChoice):
+    name = "NejmaibenchEvaluator"
+    categories = ("Subject",)
+
+
 # the suite's entries in the compat registries (compat/suites.py)
-LOADERS = {"MedmcqaDataset": medmcqa, "MedbulletsDataset": medbullets}
-EVALUATORS = {"MedmcqaEvaluator": MedmcqaEvaluator, "MedbulletsEvaluator": MedbulletsEvaluator}
+LOADERS = {"MedmcqaDataset": medmcqa, "MedbulletsDataset": medbullets, "NejmaibenchDataset": nejmaibench}
+EVALUATORS = {"MedmcqaEvaluator": MedmcqaEvaluator, "MedbulletsEvaluator": MedbulletsEvaluator,
+              "NejmaibenchEvaluator": NejmaibenchEvaluator}
