@@ -128,6 +128,10 @@ def _livestembench(root: Path) -> dict:
 
 
 def _mmlu_cf(root: Path) -> dict:
+    # the hub repository names its splits <subject>_<dev|val> in its README's YAML header; a local copy does too
+    (root / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n"
+                                    "  - split: Law_dev\n    path: Law_dev.jsonl\n"
+                                    "  - split: Law_val\n    path: Law_val.jsonl\n---\n", encoding="utf-8")
     for split in ("dev", "val"):
         _jsonl(root / f"Law_{split}.jsonl", [{"Question": f"{split} q", "A": "a", "B": "b", "C": "c", "D": "d",
                                                "Answer": "C", "Source": "s"}])
@@ -141,7 +145,147 @@ CASES = {
 }
 
 # rows OpenCompass's own classes returned on the same files: {split or "": rows}
-EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {}
+EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'adv_qqp': {'': [{'question1': 'q1',
+                       'question2': 'q2',
+                       'label': 1,
+                       'idx': 0,
+                       'original_question2': 'o2',
+                       'original_question1': None,
+                       'type': None,
+                       'label_option': 'B'},
+                      {'question1': 's1',
+                       'question2': 's2',
+                       'label': 0,
+                       'idx': 2,
+                       'original_question2': 'p2',
+                       'original_question1': 'p1',
+                       'type': None,
+                       'label_option': 'A'},
+                      {'question1': 'q1',
+                       'question2': 'o2',
+                       'label': 1,
+                       'idx': 0,
+                       'original_question2': 'o2',
+                       'original_question1': None,
+                       'type': 'original',
+                       'label_option': 'B'},
+                      {'question1': 'p1',
+                       'question2': 'p2',
+                       'label': 0,
+                       'idx': 2,
+                       'original_question2': 'p2',
+                       'original_question1': 'p1',
+                       'type': 'original',
+                       'label_option': 'A'}]},
+     'adv_sst2': {'': [{'sentence': 'bad',
+                        'label': 0,
+                        'idx': 0,
+                        'original_sentence': 'good',
+                        'type': None,
+                        'label_option': 'A'},
+                       {'sentence': 'good',
+                        'label': 0,
+                        'idx': 0,
+                        'original_sentence': 'good',
+                        'type': 'original',
+                        'label_option': 'A'}]},
+     'afqmc_v2': {'': [{'sentence1': 'a', 'sentence2': 'b', 'label': 'B'}]},
+     'chem_exam': {'': [{'id': 1, 'prompt': 'Water?', 'output': 'H2O', 'has_img': False, 'qa_type': ['1']},
+                        {'id': 2,
+                         'prompt': 'Salts:\nQ1: NaCl?\nQ2: KCl:\nQ2.1: colour?',
+                         'output': '\nA1: table salt\nA2.1: white',
+                         'has_img': True,
+                         'qa_type': ['2', '3']}]},
+     'climaqa': {'': [{'Question': 'Why is the sky blue?',
+                       'Options': 'a) dust\nb) scattering',
+                       'target': 'b',
+                       'input': 'Why is the sky blue?\na) dust\nb) scattering'},
+                      {'Question': 'Is CO2 a gas?', 'Options': None, 'target': 'yes', 'input': 'Is CO2 a gas?'}]},
+     'livestembench': {'train': [{'question': 'q3\nA. x\nB. y', 'answer': '3'},
+                                 {'question': 'q5\nA. x\nB. y', 'answer': '5'},
+                                 {'question': 'q0', 'answer': '0'}],
+                       'test': [{'question': 'q3\nA. x\nB. y', 'answer': '3'},
+                                {'question': 'q5\nA. x\nB. y', 'answer': '5'},
+                                {'question': 'q0', 'answer': '0'}]},
+     'medmcqa': {'': [{'id': 'm0',
+                       'question': 'Which vitamin?\nA. A1\nB. B12\nC. C\nD. D3',
+                       'opa': 'A1',
+                       'opb': 'B12',
+                       'opc': 'C',
+                       'opd': 'D3',
+                       'cop': 1,
+                       'choice_type': 'single',
+                       'exp': '',
+                       'subject_name': 'Social Preventive Medicine',
+                       'topic_name': 't',
+                       'options': ['A1', 'B12', 'C', 'D3'],
+                       'label': 'B',
+                       'prompt_mode': 'zero-shot',
+                       'start': 'A',
+                       'end': 'D'}]},
+     'mmlu_cf': {'dev': [{'Question': 'dev q',
+                          'A': 'a',
+                          'B': 'b',
+                          'C': 'c',
+                          'D': 'd',
+                          'Answer': 'C',
+                          'Source': 's',
+                          'input': 'dev q',
+                          'target': 'C'}],
+                 'test': [{'Question': 'val q',
+                           'A': 'a',
+                           'B': 'b',
+                           'C': 'c',
+                           'D': 'd',
+                           'Answer': 'C',
+                           'Source': 's',
+                           'input': 'val q',
+                           'target': 'C'}]},
+     'persona': {'train': [{'question': 'Is it?',
+                            'statement': 's',
+                            'answer_matching_behavior': 'A',
+                            'answer_not_matching_behavior': ' No'},
+                           {'question': 'Is it not?',
+                            'statement': 't',
+                            'answer_matching_behavior': 'B',
+                            'answer_not_matching_behavior': ' Yes'}]},
+     'pmmeval_humanevalxl': {'': [{'task_id': 'python/0', 'prompt': 'def f():', 'test': 'assert f()'}]},
+     'pmmeval_mmmlu': {'': [{'id': 'e', 'question': 'q', 'answer': 'A'},
+                            {'id': 'h', 'question': 'q2', 'answer': 'B'}]},
+     'storycloze_v1': {'test': [{'story_id': 'train',
+                                 'input_sentence_1': '一',
+                                 'input_sentence_2': '二',
+                                 'input_sentence_3': '三',
+                                 'input_sentence_4': '四',
+                                 'sentence_quiz1': '甲',
+                                 'sentence_quiz2': '乙',
+                                 'answer_right_ending': 2,
+                                 'context': '一 二 三 四'},
+                                {'story_id': 'eval',
+                                 'input_sentence_1': '一',
+                                 'input_sentence_2': '二',
+                                 'input_sentence_3': '三',
+                                 'input_sentence_4': '四',
+                                 'sentence_quiz1': '甲',
+                                 'sentence_quiz2': '乙',
+                                 'answer_right_ending': 2,
+                                 'context': '一 二 三 四'}]},
+     'tnews_v1': {'': [{'sentence': 's',
+                        'label': '103',
+                        'label_desc': 'news_sports',
+                        'keywords': '',
+                        'label_desc2': '体育类别新闻'}]},
+     'wsc_v1': {'': [{'text': 'Mark told Pete many lies about himself .',
+                      'label': 'false',
+                      'idx': 0,
+                      'new_text': 'Mark told Pete many lies about Pete .',
+                      'answer': 0,
+                      'span1': 'Pete',
+                      'span2': 'himself'}]},
+     'wsc_v3': {'': [{'span1': 'The big trophy',
+                      'span2': 'it',
+                      'text': '* The big trophy * does not fit # it # it is too big .',
+                      'label': 'A'}]}}
 
 REFERENCE = """
     import opencompass.datasets as D
@@ -154,8 +298,15 @@ REFERENCE = """
         for mod in ("opencompass.datasets.PMMEval", "opencompass.datasets.climaqa", "opencompass.datasets.medmcqa"):
             cls = getattr(importlib.import_module(mod), cfg["type"], None) or cls
     args = {k: v for k, v in cfg.items() if k != "type"}
-    if cfg["type"].startswith("Adv"):  # AdvGLUE's load is an instance method: build the dataset object
-        got = cls(reader_cfg=dict(input_columns=["label"], output_column="label"), **args).dataset
+    if cfg["type"].startswith("Adv"):  # AdvGLUE's load is an instance method: build the object, but keep the
+        import opencompass.datasets.base as base  # loader's rows (BaseDataset adds subdivision / idx later)
+
+        def loader_only(self, reader_cfg=None, k=1, n=1, **kw):
+            kw.pop("abbr", None)
+            self.dataset = self.load(**kw)
+
+        base.BaseDataset.__init__ = loader_only
+        got = cls(**args).dataset
     else:
         got = cls.load(**args)
     def rows(ds):
