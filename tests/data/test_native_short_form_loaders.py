@@ -367,3 +367,14 @@ def test_financeiq_row_of_the_wrong_width_is_refused(tmp_path, monkeypatch):
     with pytest.raises(LoaderError) as exc:
         load({"type": "FinanceIQDataset", "path": str(tmp_path), "name": "x"}, base_dir=None, file="cfg.py")
     assert "seven columns" in str(exc.value)
+
+
+def test_omni_math_without_its_cached_copy_is_a_typed_error_naming_it(tmp_path, monkeypatch):
+    from promptweave.errors import PromptweaveError
+
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty Hugging Face cache: nothing to read offline
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf" / "datasets"))
+    with pytest.raises(PromptweaveError) as exc:
+        load({"type": "OmniMathDataset"}, base_dir=None, file="cfg.py")
+    assert "KbsdJames/Omni-MATH" in str(exc.value)

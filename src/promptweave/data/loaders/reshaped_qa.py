@@ -1,6 +1,7 @@
 """Question sets whose reference loader reshapes each record once: CMO fill-in-the-blank, ChemExam (sub-questions
 folded into one prompt), LiveStemBench (options appended, optional seeded sample), QASPER (one row per answered
-question over the paper's full text) and MMLU-CF (dev / val splits of one subject renamed to ``input`` / ``target``).
+question over the paper's full text), MMLU-CF (dev / val splits of one subject renamed to ``input`` / ``target``) and
+Omni-MATH (its hub copy's test split).
 Their scoring is already native (MATHEvaluator, the LLM judge postprocessors, TriviaQAEvaluator,
 AccwithDetailsEvaluator).
 """
@@ -13,7 +14,7 @@ from typing import Any
 from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need
 from promptweave.data.loaders.classify import table
 from promptweave.data.loaders.hub import hf_dataset
-from promptweave.data.sources import Split
+from promptweave.data.sources import Split, read_hf_named
 
 
 def cmo_fib(ctx: LoadContext, path: str) -> Splits:
@@ -118,7 +119,16 @@ def mmlu_cf(ctx: LoadContext, path: str, name: str) -> Splits:
     return out
 
 
+def omni_math(ctx: LoadContext) -> Splits:
+    """Omni-MATH's test split, by its hub name from the local Hugging Face cache (the reference takes no path)."""
+    got = read_hf_named("KbsdJames/Omni-MATH")
+    if not isinstance(got, dict) or "test" not in got:
+        raise ctx.fail("the cached KbsdJames/Omni-MATH dataset has no test split", file="KbsdJames/Omni-MATH")
+    return got["test"]
+
+
 CLASSES = {
+    "OmniMathDataset": omni_math,
     "CMOFibDataset": cmo_fib,
     "ChemExamDataset": chem_exam,
     "LiveStemBenchDataset": livestembench,
