@@ -138,9 +138,51 @@ def _mmlu_cf(root: Path) -> dict:
     return {"type": "MMLUCFDataset", "path": str(root), "name": "Law"}
 
 
+def _musr(root: Path) -> dict:
+    stories = [{"context": f"Story {i}.", "questions": [
+        {"question": "Who did it?", "choices": ["Bob", "Cy"], "answer": i % 2,
+         "intermediate_trees": [], "intermediate_data": [{"story_hash_id": "h" + str(i // 2)}]}]} for i in range(4)]
+    for task in ("murder_mysteries", "object_placements"):
+        (root / f"{task}.json").write_text(json.dumps(stories), encoding="utf-8")
+    return {"type": "MusrDataset", "path": str(root), "name": "object_placements",
+            "exclude_contrastive_examples": True, "offset": 0, "sample_size": 5}
+
+
+def _musr_murder(root: Path) -> dict:
+    return {**_musr(root), "name": "murder_mysteries", "exclude_contrastive_examples": False,
+            "self_consistency_n": 2, "offset": 1, "sample_size": 2}
+
+
+def _livemathbench(root: Path) -> dict:
+    for split, lang in (("AMC", "cn"), ("AMC", "en")):
+        _jsonl(root / "202412" / f"{split}_{lang}.jsonl", [{"question": f"{lang} 1+1?", "answer": "2"},
+                                                            {"question": f"{lang} 2+2?", "answer": "4"}])
+    return {"type": "LiveMathBenchDataset", "path": str(root), "dataset_splits": ["AMC"], "cot": False}
+
+
+def _nejm(root: Path) -> dict:
+    f = root / "nejm.csv"
+    with f.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([["Question", "Choices", "Answer", "Subject", "Year"],
+                                  ["Which?", " A. One\nB.Two \n\n C. Three", "B", "Cardio", "2023"],
+                                  ["Why?", "A. x", "A", "", "2024"]])
+    return {"type": "NejmaibenchDataset", "path": str(f)}
+
+
+def _medbullets(root: Path) -> dict:
+    f = root / "mb.csv"
+    with f.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([["question", "answer", "answer_idx", "opa", "opb", "opc", "opd", "ope", "n"],
+                                  ["Q1", "x", "A", "a", "b", "c", "d", "e", "1"],
+                                  ["Q2", "y", "B", "a", "b", "c", "d", "", "2"]])
+    return {"type": "MedbulletsDataset", "path": str(f)}
+
+
 CASES = {
     "adv_qqp": _adv_qqp, "adv_sst2": _adv_sst2, "wsc_v1": _wsc_v1, "wsc_v3": _wsc_v3, "tnews_v1": _tnews_v1,
     "storycloze_v1": _storycloze_v1, "pmmeval_mmmlu": _pmmeval, "pmmeval_humanevalxl": _pmmeval_humanevalxl,
+    "musr": _musr, "musr_murder": _musr_murder, "livemathbench": _livemathbench, "nejmaibench": _nejm,
+    "medbullets": _medbullets,
     "medmcqa": _medmcqa, "chem_exam": _chem_exam, "livestembench": _livestembench, "mmlu_cf": _mmlu_cf, "climaqa": _climaqa, "afqmc_v2": _afqmc, "persona": _persona,
 }
 
@@ -201,12 +243,60 @@ EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'adv_qqp': {'': [{'quest
                        'target': 'b',
                        'input': 'Why is the sky blue?\na) dust\nb) scattering'},
                       {'Question': 'Is CO2 a gas?', 'Options': None, 'target': 'yes', 'input': 'Is CO2 a gas?'}]},
+     'livemathbench': {'': [{'question': 'cn 1+1?',
+                             'answer': '2',
+                             'subdivision': 'livemathbench_202412_AMC_cn',
+                             'idx': '0',
+                             'prompt': '下面是一个数学问题，并把最终答案放置于\\boxed{}中。\ncn 1+1?\n'},
+                            {'question': 'cn 2+2?',
+                             'answer': '4',
+                             'subdivision': 'livemathbench_202412_AMC_cn',
+                             'idx': '1',
+                             'prompt': '下面是一个数学问题，并把最终答案放置于\\boxed{}中。\ncn 2+2?\n'},
+                            {'question': 'en 1+1?',
+                             'answer': '2',
+                             'subdivision': 'livemathbench_202412_AMC_en',
+                             'idx': '0',
+                             'prompt': 'Here is a math question, and put your answer in \\boxed{}.\nen 1+1?\n'},
+                            {'question': 'en 2+2?',
+                             'answer': '4',
+                             'subdivision': 'livemathbench_202412_AMC_en',
+                             'idx': '1',
+                             'prompt': 'Here is a math question, and put your answer in \\boxed{}.\nen 2+2?\n'}]},
      'livestembench': {'train': [{'question': 'q3\nA. x\nB. y', 'answer': '3'},
                                  {'question': 'q5\nA. x\nB. y', 'answer': '5'},
                                  {'question': 'q0', 'answer': '0'}],
                        'test': [{'question': 'q3\nA. x\nB. y', 'answer': '3'},
                                 {'question': 'q5\nA. x\nB. y', 'answer': '5'},
                                 {'question': 'q0', 'answer': '0'}]},
+     'medbullets': {'': [{'question': 'Q1\nA. a\nB. b\nC. c\nD. d\nE. e',
+                          'answer': 'x',
+                          'answer_idx': 'A',
+                          'opa': 'a',
+                          'opb': 'b',
+                          'opc': 'c',
+                          'opd': 'd',
+                          'ope': 'e',
+                          'n': 1,
+                          'options': ['a', 'b', 'c', 'd', 'e'],
+                          'label': 'A',
+                          'prompt_mode': 'zero-shot',
+                          'start': 'A',
+                          'end': 'E'},
+                         {'question': 'Q2\nA. a\nB. b\nC. c\nD. d',
+                          'answer': 'y',
+                          'answer_idx': 'B',
+                          'opa': 'a',
+                          'opb': 'b',
+                          'opc': 'c',
+                          'opd': 'd',
+                          'ope': '',
+                          'n': 2,
+                          'options': ['a', 'b', 'c', 'd'],
+                          'label': 'B',
+                          'prompt_mode': 'zero-shot',
+                          'start': 'A',
+                          'end': 'D'}]},
      'medmcqa': {'': [{'id': 'm0',
                        'question': 'Which vitamin?\nA. A1\nB. B12\nC. C\nD. D3',
                        'opa': 'A1',
@@ -241,6 +331,260 @@ EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'adv_qqp': {'': [{'quest
                            'Source': 's',
                            'input': 'val q',
                            'target': 'C'}]},
+     'musr': {'': [{'context': 'Story 0.',
+                    'question_text': 'Who did it?',
+                    'question': {'answer': 0,
+                                 'choices': ['Bob', 'Cy'],
+                                 'intermediate_data': [{'story_hash_id': 'h0'}],
+                                 'intermediate_trees': [],
+                                 'question': 'Who did it?'},
+                    'answer': 0,
+                    'choices': ['Bob', 'Cy'],
+                    'choices_str': '1 - Bob\n2 - Cy',
+                    'intermediate_trees': [],
+                    'intermediate_data': [{'story_hash_id': 'h0'}],
+                    'prompt': 'Story 0.\n'
+                              '\n'
+                              'Based on this story, we want to identify where someone believes that a certain object '
+                              'is at the end of the story. In order to do that, you need to read the story and keep '
+                              'track of where they think the object is at each point. When an object is moved, the '
+                              'person may observe its new location if they saw it move.\n'
+                              '\n'
+                              'To see where an object ends up, they must be able to see the location that it moves '
+                              'to and not be too distracted by what they are doing. If they do not observe the '
+                              'object moving, then they will still believe it to be in the last location where they '
+                              'observed it.\n'
+                              '\n'
+                              'Who did it?\n'
+                              '\n'
+                              'Pick one of the following choices:\n'
+                              '1 - Bob\n'
+                              '2 - Cy\n'
+                              '\n'
+                              'You must pick one option. Explain your reasoning step by step before you answer. '
+                              'Finally, the last thing you generate should be "ANSWER: (your answer here, including '
+                              'the choice number)"',
+                    'system_prompt': 'You are a helpful assistant that will answer the questions given by the user.',
+                    'gold_answer': 1,
+                    'scidx': 0,
+                    'self_consistency_n': 1,
+                    'ablation_name': 'cot+'},
+                   {'context': 'Story 2.',
+                    'question_text': 'Who did it?',
+                    'question': {'answer': 0,
+                                 'choices': ['Bob', 'Cy'],
+                                 'intermediate_data': [{'story_hash_id': 'h1'}],
+                                 'intermediate_trees': [],
+                                 'question': 'Who did it?'},
+                    'answer': 0,
+                    'choices': ['Bob', 'Cy'],
+                    'choices_str': '1 - Bob\n2 - Cy',
+                    'intermediate_trees': [],
+                    'intermediate_data': [{'story_hash_id': 'h1'}],
+                    'prompt': 'Story 2.\n'
+                              '\n'
+                              'Based on this story, we want to identify where someone believes that a certain object '
+                              'is at the end of the story. In order to do that, you need to read the story and keep '
+                              'track of where they think the object is at each point. When an object is moved, the '
+                              'person may observe its new location if they saw it move.\n'
+                              '\n'
+                              'To see where an object ends up, they must be able to see the location that it moves '
+                              'to and not be too distracted by what they are doing. If they do not observe the '
+                              'object moving, then they will still believe it to be in the last location where they '
+                              'observed it.\n'
+                              '\n'
+                              'Who did it?\n'
+                              '\n'
+                              'Pick one of the following choices:\n'
+                              '1 - Bob\n'
+                              '2 - Cy\n'
+                              '\n'
+                              'You must pick one option. Explain your reasoning step by step before you answer. '
+                              'Finally, the last thing you generate should be "ANSWER: (your answer here, including '
+                              'the choice number)"',
+                    'system_prompt': 'You are a helpful assistant that will answer the questions given by the user.',
+                    'gold_answer': 1,
+                    'scidx': 0,
+                    'self_consistency_n': 1,
+                    'ablation_name': 'cot+'}]},
+     'musr_murder': {'': [{'context': 'Story 1.',
+                           'question_text': 'Who did it?',
+                           'question': {'answer': 1,
+                                        'choices': ['Bob', 'Cy'],
+                                        'intermediate_data': [{'story_hash_id': 'h0'}],
+                                        'intermediate_trees': [],
+                                        'question': 'Who did it?'},
+                           'answer': 1,
+                           'choices': ['Bob', 'Cy'],
+                           'choices_str': '1 - Bob\n2 - Cy',
+                           'intermediate_trees': [],
+                           'intermediate_data': [{'story_hash_id': 'h0'}],
+                           'prompt': 'Story 1.\n'
+                                     '\n'
+                                     'Who did it?\n'
+                                     '\n'
+                                     'Pick one of the following choices:\n'
+                                     '1 - Bob\n'
+                                     '2 - Cy\n'
+                                     '\n'
+                                     'You must pick one option. Before selecting a choice, explain your reasoning '
+                                     'step by step. The murderer needs to have a means (access to weapon), motive '
+                                     '(reason to kill the victim), and opportunity (access to crime scene) in order '
+                                     'to have killed the victim. Innocent suspects may have two of these proven, but '
+                                     'not all three. An innocent suspect may be suspicious for some other reason, '
+                                     'but they will not have all of motive, means, and opportunity established.\n'
+                                     '\n'
+                                     'If you believe that both suspects have motive, means, and opportunity, you '
+                                     'should make an educated guess and pick the one for whom these are best '
+                                     'established. If you believe that neither suspect has all three established, '
+                                     'then choose the suspect where these are most clearly established. Explain your '
+                                     'reasoning step by step before you answer. Finally, the last thing you generate '
+                                     'should be "ANSWER: (your answer here, including the choice number)"',
+                           'system_prompt': 'You are a helpful assistant that will answer the questions given by the '
+                                            'user.',
+                           'gold_answer': 2,
+                           'scidx': 0,
+                           'self_consistency_n': 2,
+                           'ablation_name': 'cot+'},
+                          {'context': 'Story 1.',
+                           'question_text': 'Who did it?',
+                           'question': {'answer': 1,
+                                        'choices': ['Bob', 'Cy'],
+                                        'intermediate_data': [{'story_hash_id': 'h0'}],
+                                        'intermediate_trees': [],
+                                        'question': 'Who did it?'},
+                           'answer': 1,
+                           'choices': ['Bob', 'Cy'],
+                           'choices_str': '1 - Bob\n2 - Cy',
+                           'intermediate_trees': [],
+                           'intermediate_data': [{'story_hash_id': 'h0'}],
+                           'prompt': 'Story 1.\n'
+                                     '\n'
+                                     'Who did it?\n'
+                                     '\n'
+                                     'Pick one of the following choices:\n'
+                                     '1 - Bob\n'
+                                     '2 - Cy\n'
+                                     '\n'
+                                     'You must pick one option. Before selecting a choice, explain your reasoning '
+                                     'step by step. The murderer needs to have a means (access to weapon), motive '
+                                     '(reason to kill the victim), and opportunity (access to crime scene) in order '
+                                     'to have killed the victim. Innocent suspects may have two of these proven, but '
+                                     'not all three. An innocent suspect may be suspicious for some other reason, '
+                                     'but they will not have all of motive, means, and opportunity established.\n'
+                                     '\n'
+                                     'If you believe that both suspects have motive, means, and opportunity, you '
+                                     'should make an educated guess and pick the one for whom these are best '
+                                     'established. If you believe that neither suspect has all three established, '
+                                     'then choose the suspect where these are most clearly established. Explain your '
+                                     'reasoning step by step before you answer. Finally, the last thing you generate '
+                                     'should be "ANSWER: (your answer here, including the choice number)"',
+                           'system_prompt': 'You are a helpful assistant that will answer the questions given by the '
+                                            'user.',
+                           'gold_answer': 2,
+                           'scidx': 1,
+                           'self_consistency_n': 2,
+                           'ablation_name': 'cot+'},
+                          {'context': 'Story 2.',
+                           'question_text': 'Who did it?',
+                           'question': {'answer': 0,
+                                        'choices': ['Bob', 'Cy'],
+                                        'intermediate_data': [{'story_hash_id': 'h1'}],
+                                        'intermediate_trees': [],
+                                        'question': 'Who did it?'},
+                           'answer': 0,
+                           'choices': ['Bob', 'Cy'],
+                           'choices_str': '1 - Bob\n2 - Cy',
+                           'intermediate_trees': [],
+                           'intermediate_data': [{'story_hash_id': 'h1'}],
+                           'prompt': 'Story 2.\n'
+                                     '\n'
+                                     'Who did it?\n'
+                                     '\n'
+                                     'Pick one of the following choices:\n'
+                                     '1 - Bob\n'
+                                     '2 - Cy\n'
+                                     '\n'
+                                     'You must pick one option. Before selecting a choice, explain your reasoning '
+                                     'step by step. The murderer needs to have a means (access to weapon), motive '
+                                     '(reason to kill the victim), and opportunity (access to crime scene) in order '
+                                     'to have killed the victim. Innocent suspects may have two of these proven, but '
+                                     'not all three. An innocent suspect may be suspicious for some other reason, '
+                                     'but they will not have all of motive, means, and opportunity established.\n'
+                                     '\n'
+                                     'If you believe that both suspects have motive, means, and opportunity, you '
+                                     'should make an educated guess and pick the one for whom these are best '
+                                     'established. If you believe that neither suspect has all three established, '
+                                     'then choose the suspect where these are most clearly established. Explain your '
+                                     'reasoning step by step before you answer. Finally, the last thing you generate '
+                                     'should be "ANSWER: (your answer here, including the choice number)"',
+                           'system_prompt': 'You are a helpful assistant that will answer the questions given by the '
+                                            'user.',
+                           'gold_answer': 1,
+                           'scidx': 0,
+                           'self_consistency_n': 2,
+                           'ablation_name': 'cot+'},
+                          {'context': 'Story 2.',
+                           'question_text': 'Who did it?',
+                           'question': {'answer': 0,
+                                        'choices': ['Bob', 'Cy'],
+                                        'intermediate_data': [{'story_hash_id': 'h1'}],
+                                        'intermediate_trees': [],
+                                        'question': 'Who did it?'},
+                           'answer': 0,
+                           'choices': ['Bob', 'Cy'],
+                           'choices_str': '1 - Bob\n2 - Cy',
+                           'intermediate_trees': [],
+                           'intermediate_data': [{'story_hash_id': 'h1'}],
+                           'prompt': 'Story 2.\n'
+                                     '\n'
+                                     'Who did it?\n'
+                                     '\n'
+                                     'Pick one of the following choices:\n'
+                                     '1 - Bob\n'
+                                     '2 - Cy\n'
+                                     '\n'
+                                     'You must pick one option. Before selecting a choice, explain your reasoning '
+                                     'step by step. The murderer needs to have a means (access to weapon), motive '
+                                     '(reason to kill the victim), and opportunity (access to crime scene) in order '
+                                     'to have killed the victim. Innocent suspects may have two of these proven, but '
+                                     'not all three. An innocent suspect may be suspicious for some other reason, '
+                                     'but they will not have all of motive, means, and opportunity established.\n'
+                                     '\n'
+                                     'If you believe that both suspects have motive, means, and opportunity, you '
+                                     'should make an educated guess and pick the one for whom these are best '
+                                     'established. If you believe that neither suspect has all three established, '
+                                     'then choose the suspect where these are most clearly established. Explain your '
+                                     'reasoning step by step before you answer. Finally, the last thing you generate '
+                                     'should be "ANSWER: (your answer here, including the choice number)"',
+                           'system_prompt': 'You are a helpful assistant that will answer the questions given by the '
+                                            'user.',
+                           'gold_answer': 1,
+                           'scidx': 1,
+                           'self_consistency_n': 2,
+                           'ablation_name': 'cot+'}]},
+     'nejmaibench': {'': [{'Question': 'Which?',
+                           'Choices': ' A. One\nB.Two \n\n C. Three',
+                           'Answer': 'B',
+                           'Subject': 'Cardio',
+                           'Year': 2023,
+                           'options': ['One', 'Two', 'Three'],
+                           'question': 'Which?\nA. One\nB. Two\nC. Three',
+                           'label': 'B',
+                           'prompt_mode': 'zero-shot',
+                           'start': 'A',
+                           'end': 'C'},
+                          {'Question': 'Why?',
+                           'Choices': 'A. x',
+                           'Answer': 'A',
+                           'Subject': '',
+                           'Year': 2024,
+                           'options': ['x'],
+                           'question': 'Why?\nA. x',
+                           'label': 'A',
+                           'prompt_mode': 'zero-shot',
+                           'start': 'A',
+                           'end': 'A'}]},
      'persona': {'train': [{'question': 'Is it?',
                             'statement': 's',
                             'answer_matching_behavior': 'A',
@@ -295,7 +639,8 @@ REFERENCE = """
     cfg = dict(PAYLOAD["cfg"])
     cls = getattr(D, cfg["type"], None)
     if cls is None:
-        for mod in ("opencompass.datasets.PMMEval", "opencompass.datasets.climaqa", "opencompass.datasets.medmcqa"):
+        for mod in ("opencompass.datasets.PMMEval", "opencompass.datasets.climaqa", "opencompass.datasets.medmcqa",
+                    "opencompass.datasets.Medbullets", "opencompass.datasets.nejmaibench"):
             cls = getattr(importlib.import_module(mod), cfg["type"], None) or cls
     args = {k: v for k, v in cfg.items() if k != "type"}
     if cfg["type"].startswith("Adv"):  # AdvGLUE's load is an instance method: build the object, but keep the
