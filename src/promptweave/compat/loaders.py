@@ -9,6 +9,7 @@ from __future__ import annotations
 from promptweave.compat.suites import Registry
 from promptweave.data.loaders import (
     choice,
+    classify,
     code,
     corpus,
     generic,
@@ -20,6 +21,7 @@ from promptweave.data.loaders import (
     mm_tsv,
     multimodal,
     qa,
+    reshaped_qa,
     subjective,
     text_gen,
 )
@@ -134,6 +136,10 @@ _NATIVE = {
     "InferencePPLDataset": corpus.inference_ppl,
     "LLMCompressionDataset": corpus.llm_compression,
     "MBPPPlusDataset": corpus.mbpp_plus,
+    # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
+    **classify.CLASSES,
+    # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)
+    **reshaped_qa.CLASSES,
 }
 
 # every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above

@@ -25,6 +25,10 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.needlebench",  # NeedleBench v2 ATC (ancestral trace challenge)
     "promptweave.suites.agieval",  # AGIEval's cloze scoring
     "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
+    "promptweave.suites.medqa",  # MedMCQA, Medbullets, NEJM AI Bench: loaders, first-option-letter evaluators
+    "promptweave.suites.climaqa",  # ClimaQA: its loader (the configs judge with GenericLLMEvaluator)
+    "promptweave.suites.musr",  # MuSR: its prompt-building loader and the ANSWER: n evaluator
+    "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)

@@ -147,6 +147,31 @@ def _post_numerical(outputs, rows, refs):
     return {"mae": sum(errors) / len(errors) if errors else 0}, values, None
 
 
+def _by_category(prefix: str, columns: Sequence[tuple[str, str]]):
+    """MedMCQA / Medbullets judging: A (the first A or B in the verdict, B when neither) is right; ``accuracy``
+    and one ``<prefix>-<category>`` figure per value of each row column (two decimals; a value seen in two
+    columns keeps the last column's figure), as the reference flattens them."""
+
+    def post(outputs, rows, refs):
+        grades = [g if g != "unknown" else "B" for g in (grade_letter(o) for o in outputs)]
+        stats: dict[str, dict[str, list[int]]] = {level: {} for level, _ in columns}
+        padded = list(rows) + [{}] * (len(grades) - len(rows))
+        for g, row in zip(grades, padded):
+            for level, column in columns:
+                hit = stats[level].setdefault(str(row.get(column, "unknown")), [0, 0])
+                hit[0] += g == "A"
+                hit[1] += 1
+        right = grades.count("A")
+        metrics: dict[str, float] = {"accuracy": round(right / len(grades) * 100, 2) if grades else 0.0,
+                                     "total_correct": float(right), "total_count": float(len(grades))}
+        for level, _ in columns:
+            for key, (c, t) in stats[level].items():
+                metrics[f"{prefix}-{key}"] = round(c / t * 100, 2)
+        return metrics, grades, "A"
+
+    return post
+
+
 # judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
 DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
     "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
@@ -156,6 +181,10 @@ DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
     "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
     "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
     "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
+    "medmcqa_llmjudge_postprocess": (_by_category("medmcqa", (("subject", "subject_name"), ("topic", "topic_name"),
+                                                              ("question_type", "choice_type"))), frozenset()),
+    "medbullets_llmjudge_postprocess": (_by_category("Medbullets", (("question_type", "question_type"),)),
+                                        frozenset()),
 }
 _DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
 

@@ -487,3 +487,54 @@ POSTPROCESSORS = {
     **{f"pmmeval_{task}{suffix}": pmmeval_lang_postprocess
        for task in ("mhellaswag", "mlogiqa", "mmmlu", "xnli", "mifeval") for suffix in ("_postprocess", "")},
 }
+
+
+# -- loaders: <path>/<task>/test/<lang>.jsonl (MMMLU: mmmlu/<easy|hard>/test/mmlu_<lang>.jsonl) --------------------
+
+
+def _task_rows(ctx: Any, path: str, *parts: str) -> Any:
+    from promptweave.data.loaders.classify import table
+    from promptweave.data.loaders.base import jsonl, need
+
+    f = ctx.member(ctx.find(path), *parts)
+    return table(((loc, need(ctx, r, (), file=f, where=loc)) for loc, r in jsonl(f)), f)
+
+
+def _one_task(task: str) -> Callable[..., Any]:
+    def load(ctx: Any, path: str, lang: str) -> Any:
+        return _task_rows(ctx, path, task, "test", f"{lang}.jsonl")
+
+    load.__doc__ = f"P-MMEval {task}: ``<path>/{task}/test/<lang>.jsonl``."
+    return load
+
+
+def pmmeval_flores(ctx: Any, path: str, lang_fullname: str) -> Any:
+    """P-MMEval Flores: ``<path>/flores/test/<lang_fullname>.jsonl``."""
+    return _task_rows(ctx, path, "flores", "test", f"{lang_fullname}.jsonl")
+
+
+def pmmeval_humanevalxl(ctx: Any, path: str, lang: str, program_lang: str) -> Any:
+    """P-MMEval HumanEval-XL: ``<path>/humaneval-xl/test/<program_lang>/<lang>.jsonl``."""
+    return _task_rows(ctx, path, "humaneval-xl", "test", program_lang, f"{lang}.jsonl")
+
+
+def pmmeval_mmmlu(ctx: Any, path: str, lang: str, difficulty: str) -> Any:
+    """P-MMEval MMMLU: the easy and/or hard file (``difficulty`` easy / hard / all, easy rows first)."""
+    from promptweave.data.loaders.classify import table
+
+    if difficulty not in ("easy", "hard", "all"):
+        raise ctx.fail("difficulty must be 'easy', 'hard' or 'all'", where="difficulty", value=difficulty)
+    parts = [_task_rows(ctx, path, "mmmlu", level, "test", f"mmlu_{lang}.jsonl")
+             for level in ("easy", "hard") if difficulty in (level, "all")]
+    items = [(f"{p.file} {p.locate(i)}", r) for p in parts for i, r in enumerate(p.rows)]
+    return table(items, parts[0].file)
+
+
+LOADERS: dict[str, Callable[..., Any]] = {
+    "PMMEvalFloresDataset": pmmeval_flores,
+    "PMMEvalHumanEvalXLDataset": pmmeval_humanevalxl,
+    "PMMEvalMMMLUDataset": pmmeval_mmmlu,
+    **{f"PMMEval{name}Dataset": _one_task(task) for name, task in (
+        ("MGSM", "mgsm"), ("MHellaswag", "mhellaswag"), ("MIFEval", "mifeval"), ("MLogiQA", "mlogiqa"),
+        ("XNLI", "xnli"))},
+}
