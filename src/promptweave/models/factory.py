@@ -290,10 +290,17 @@ def token_counter_path(cfg: Any) -> Any:
 
 def load_token_counter(cfg: Any) -> Any:
     """A ``count(rendered) -> int`` with the model's own tokenizer (loaded alone, no weights), or None
-    (see :func:`token_counter_path` for which tokenizer)."""
+    (see :func:`token_counter_path` for which tokenizer).
+
+    A folder with ``tokenizer.json`` is read by ``tokenizers`` alone (``light_tokens``: the counts transformers
+    gives, without importing it or torch), so planning a run that fits in-context examples, its dry run and its
+    lint count alike and import no torch; otherwise transformers' tokenizer."""
     path = token_counter_path(cfg)
     if not path:
         return None
+    light = _light_counter(path, cfg_get(cfg, "tokenizer_kwargs"))
+    if light is not None:
+        return light
     try:
         from transformers import AutoTokenizer
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -318,3 +325,14 @@ def load_token_counter(cfg: Any) -> Any:
         raise ConfigError(f"cannot load the tokenizer to fit prompts into max_seq_len: {exc}",
                           field="models[].tokenizer_path", value=str(path)) from None
     return token_counter(tok)
+
+
+def _light_counter(path: Any, tokenizer_kwargs: Any) -> Any:
+    from promptweave.models.light_tokens import light_token_counter
+
+    try:
+        return light_token_counter(path, tokenizer_kwargs)
+    except PromptweaveError:
+        return None  # a refused folder: transformers' path below says why, in its own words
+    except Exception:  # noqa: BLE001 - a tokenizer.json ``tokenizers`` cannot read: let transformers try it
+        return None
