@@ -93,14 +93,36 @@ def _number(value: Any, field: str) -> float:
     return float(value)
 
 
-def _positive(cfg: Any, key: str) -> int | None:
+LOCAL_WHOLE_NUMBERS = {"max_batch_tokens": "padded token positions one batch may hold, e.g. 8192",
+                       "num_threads": "torch threads, e.g. 4 (leave it out to use the CPUs this process may use)"}
+
+
+def _positive(cfg: Any, key: str, *, file: str | None = None, where: str = "models[]") -> int | None:
     """An optional whole-number setting of a local model (``max_batch_tokens``, ``num_threads``)."""
     value = cfg_get(cfg, key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{key} must be a positive whole number", field=f"models[].{key}", value=value)
+        if file is not None:
+            from promptweave.config.field_line import located
+
+            file = located(file, key, value)
+        raise ConfigError(f"{key} must be a positive whole number", file=file, field=f"{where}.{key}", value=value,
+                          expected=LOCAL_WHOLE_NUMBERS[key])
     return value
+
+
+def check_local_settings(cfg: Any, *, file: str | None = None, where: str = "models[]") -> None:
+    """A local transformers model's whole-number settings, checked where the other model fields are (planning:
+    ``lint``, ``run --dry-run`` and ``run`` alike), so a bad one is refused before any model is built; the error
+    names the config file and, where it can be found again, the line."""
+    try:
+        backend = resolve_model_type(cfg).backend
+    except PromptweaveError:
+        return  # planning reports a bad model type in its own words
+    if backend == "hf":
+        for key in LOCAL_WHOLE_NUMBERS:
+            _positive(cfg, key, file=file, where=where)
 
 
 def _api_url(cfg: Any) -> Any:
