@@ -232,6 +232,8 @@ class HFModel:
         if self._model is None:
             if self._load_error is not None:
                 raise self._load_error
+            if not self._ready:  # the weights asked for before anything else: torch and the config first
+                self._setup()
             try:
                 model = self._load()
             except Exception as exc:  # noqa: BLE001 - torch, safetensors and transformers raise many kinds
