@@ -538,9 +538,19 @@ class HFModel:
         self.stats.forward_tokens += int(input_ids.numel())
         with self.torch.no_grad():
             return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device),
-                              past_key_values=past, use_cache=past is not None or self._want_cache)
+                              use_cache=past is not None or self._want_cache, **self._past(past))
 
     _want_cache = False
+
+    def _past(self, past: Any) -> dict[str, Any]:
+        """A cache argument under the name this transformers takes (``cache`` in 5, ``past_key_values`` before)."""
+        if past is None:
+            return {}
+        if "_cache_arg" not in self.__dict__:
+            from promptweave.models.hf_reserved_cache import cache_argument
+
+            self._cache_arg = cache_argument(self.model)
+        return {self._cache_arg: past}
 
     def _pad(self, seqs: Sequence[Sequence[int]], *, left: bool = False) -> tuple[Any, Any]:
         """A padded id batch and its attention mask (left padding for generation, right for scoring)."""
@@ -622,7 +632,7 @@ class HFModel:
         self.stats.forward_tokens += int(sids.numel())
         with torch.no_grad():
             logits_s = self.model(input_ids=sids.to(dev), attention_mask=smask.to(dev), position_ids=pos.to(dev),
-                                  past_key_values=past, use_cache=True).logits
+                                  use_cache=True, **self._past(past)).logits
         k = 0
         for b, (gi, p, seqs) in enumerate(chunk):
             rows = []
