@@ -137,3 +137,57 @@ def test_threads_follow_available_cpus_unless_the_user_chose(monkeypatch) -> Non
         assert choose_threads(torch) == 3
     finally:
         torch.set_num_threads(before)
+
+
+ICE_CONFIG = '''
+ds = dict(abbr="qa-ice", path="qa.jsonl",
+          reader_cfg=dict(input_columns=["question"], output_column="answer", train_split="test"),
+          infer_cfg=dict(ice_template=dict(type="PromptTemplate", template="Q: {{question}}\\nA: {{answer}}\\n"),
+                         prompt_template=dict(type="PromptTemplate", template="</E>Question: {{question}}\\nAnswer:",
+                                              ice_token="</E>"),
+                         retriever=dict(type="FixKRetriever", fix_id_list=[0, 1, 2, 3]),
+                         inferencer=dict(type="GenInferencer", max_out_len=4, max_seq_len=60)),
+          eval_cfg=dict(evaluator=dict(type="AccEvaluator")))
+datasets = [ds]
+models = [dict(abbr="tiny", type="TransformersModel", path="{path}", batch_size=4,
+               model_kwargs=dict(torch_dtype="float32", device_map="cpu"))]
+'''
+
+
+def _ice_config(tmp_path: Path, model_dir: Path) -> Path:
+    rows = [{"question": f"What is {i} plus {i}, and {'then some ' * (i % 3)}more?", "answer": str(2 * i)}
+            for i in range(6)]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = tmp_path / "ice.py"
+    cfg.write_text(ICE_CONFIG.format(path=model_dir))
+    return cfg
+
+
+def test_dry_run_fitting_in_context_examples_imports_no_torch(tiny_model_dir, tmp_path) -> None:
+    cfg = _ice_config(tmp_path, tiny_model_dir)
+    dry = _probe("run", str(cfg), "-w", str(tmp_path / "dry"), "--dry-run", "--no-progress")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert _imported(dry.stdout) == ""  # the examples were fitted with tokenizer.json read by tokenizers alone
+    lint = _probe("lint", str(cfg))
+    assert lint.returncode == 0 and _imported(lint.stdout) == "", lint.stdout + lint.stderr
+
+
+def test_examples_fitted_without_transformers_are_the_ones_transformers_fits(tiny_model_dir, tmp_path) -> None:
+    from transformers import AutoTokenizer
+
+    from promptweave.config import load_config
+    from promptweave.models.hf import token_counter
+    from promptweave.run.plan import plan_config
+
+    cfg = load_config(_ice_config(tmp_path, tiny_model_dir))
+    full = token_counter(AutoTokenizer.from_pretrained(str(tiny_model_dir)))
+
+    def planned(**kw):
+        [task] = plan_config(cfg, make_model=lambda m: None, **kw)
+        return [(r.rendered, list(r.shot_ids)) for r in task.records]
+
+    light = planned()
+    assert light == planned(token_counter=lambda m: full)
+    kept = [len(shots) for _, shots in light]
+    assert min(kept) < 4 and max(kept) > 0  # max_seq_len dropped examples from some rows, kept some
+    assert all(full(p) <= 60 - 4 for p, _ in light)

@@ -93,14 +93,36 @@ def _number(value: Any, field: str) -> float:
     return float(value)
 
 
-def _positive(cfg: Any, key: str) -> int | None:
+LOCAL_WHOLE_NUMBERS = {"max_batch_tokens": "padded token positions one batch may hold, e.g. 8192",
+                       "num_threads": "torch threads, e.g. 4 (leave it out to use the CPUs this process may use)"}
+
+
+def _positive(cfg: Any, key: str, *, file: str | None = None, where: str = "models[]") -> int | None:
     """An optional whole-number setting of a local model (``max_batch_tokens``, ``num_threads``)."""
     value = cfg_get(cfg, key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{key} must be a positive whole number", field=f"models[].{key}", value=value)
+        if file is not None:
+            from promptweave.config.field_line import located
+
+            file = located(file, key, value)
+        raise ConfigError(f"{key} must be a positive whole number", file=file, field=f"{where}.{key}", value=value,
+                          expected=LOCAL_WHOLE_NUMBERS[key])
     return value
+
+
+def check_local_settings(cfg: Any, *, file: str | None = None, where: str = "models[]") -> None:
+    """A local transformers model's whole-number settings, checked where the other model fields are (planning:
+    ``lint``, ``run --dry-run`` and ``run`` alike), so a bad one is refused before any model is built; the error
+    names the config file and, where it can be found again, the line."""
+    try:
+        backend = resolve_model_type(cfg).backend
+    except PromptweaveError:
+        return  # planning reports a bad model type in its own words
+    if backend == "hf":
+        for key in LOCAL_WHOLE_NUMBERS:
+            _positive(cfg, key, file=file, where=where)
 
 
 def _api_url(cfg: Any) -> Any:
@@ -290,10 +312,17 @@ def token_counter_path(cfg: Any) -> Any:
 
 def load_token_counter(cfg: Any) -> Any:
     """A ``count(rendered) -> int`` with the model's own tokenizer (loaded alone, no weights), or None
-    (see :func:`token_counter_path` for which tokenizer)."""
+    (see :func:`token_counter_path` for which tokenizer).
+
+    A folder with ``tokenizer.json`` is read by ``tokenizers`` alone (``light_tokens``: the counts transformers
+    gives, without importing it or torch), so planning a run that fits in-context examples, its dry run and its
+    lint count alike and import no torch; otherwise transformers' tokenizer."""
     path = token_counter_path(cfg)
     if not path:
         return None
+    light = _light_counter(path, cfg_get(cfg, "tokenizer_kwargs"))
+    if light is not None:
+        return light
     try:
         from transformers import AutoTokenizer
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -318,3 +347,14 @@ def load_token_counter(cfg: Any) -> Any:
         raise ConfigError(f"cannot load the tokenizer to fit prompts into max_seq_len: {exc}",
                           field="models[].tokenizer_path", value=str(path)) from None
     return token_counter(tok)
+
+
+def _light_counter(path: Any, tokenizer_kwargs: Any) -> Any:
+    from promptweave.models.light_tokens import light_token_counter
+
+    try:
+        return light_token_counter(path, tokenizer_kwargs)
+    except PromptweaveError:
+        return None  # a refused folder: transformers' path below says why, in its own words
+    except Exception:  # noqa: BLE001 - a tokenizer.json ``tokenizers`` cannot read: let transformers try it
+        return None

@@ -232,6 +232,8 @@ class HFModel:
         if self._model is None:
             if self._load_error is not None:
                 raise self._load_error
+            if not self._ready:  # the weights asked for before anything else: torch and the config first
+                self._setup()
             try:
                 model = self._load()
             except Exception as exc:  # noqa: BLE001 - torch, safetensors and transformers raise many kinds
@@ -437,7 +439,7 @@ class HFModel:
             kw.update(stop_strings=list(params.stop), tokenizer=self.tokenizer)
         kw.update({k: v for k, v in params.extra.items() if k not in ("eos_token_id",)})
         with torch.no_grad():
-            gen = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), **kw)
+            gen = self._run_generate(input_ids.to(self.device), mask.to(self.device), kw, params.max_out_len)
         self.stats.forward_calls += 1
         self.stats.forward_tokens += int(input_ids.numel())  # the prefill's positions, padding included
         eos = set(self.eos_ids)
@@ -448,6 +450,31 @@ class HFModel:
             text = self.tokenizer.decode(row[:cut], skip_special_tokens=True)
             out.append(cut_at_stop(text, params.stop))
         return out
+
+    _reserve: bool | None = None  # None: not tried yet; False: this model or transformers refused the cache
+
+    def _run_generate(self, input_ids: Any, mask: Any, kw: dict[str, Any], room: int) -> Any:
+        """``model.generate``; on CPU with a KV cache that writes each step in place (``hf_reserved_cache``: the
+        default cache copies itself at every step), the default cache where that cannot be used."""
+        model = self.model
+        if self.device.type == "cpu" and self._reserve is not False:
+            from promptweave.models.hf_reserved_cache import cache_argument, reserved_cache
+
+            cache = reserved_cache(self.torch, model, room)
+            if cache is not None:
+                try:
+                    out = model.generate(input_ids=input_ids, attention_mask=mask, **{cache_argument(model): cache},
+                                         **kw)
+                except (TypeError, ValueError, AttributeError, NotImplementedError):
+                    if self._reserve:  # it worked before: this error is the request's own
+                        raise
+                    self._reserve = False  # refused (an older API, a model with its own cache): the default below
+                else:
+                    self._reserve = True
+                    return out
+            else:
+                self._reserve = False
+        return model.generate(input_ids=input_ids, attention_mask=mask, **kw)
 
     def _chat_ids(self, conv: Sequence[dict]) -> list[int]:
         if not getattr(self.tokenizer, "chat_template", None):
@@ -511,9 +538,19 @@ class HFModel:
         self.stats.forward_tokens += int(input_ids.numel())
         with self.torch.no_grad():
             return self.model(input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device),
-                              past_key_values=past, use_cache=past is not None or self._want_cache)
+                              use_cache=past is not None or self._want_cache, **self._past(past))
 
     _want_cache = False
+
+    def _past(self, past: Any) -> dict[str, Any]:
+        """A cache argument under the name this transformers takes (``cache`` in 5, ``past_key_values`` before)."""
+        if past is None:
+            return {}
+        if "_cache_arg" not in self.__dict__:
+            from promptweave.models.hf_reserved_cache import cache_argument
+
+            self._cache_arg = cache_argument(self.model)
+        return {self._cache_arg: past}
 
     def _pad(self, seqs: Sequence[Sequence[int]], *, left: bool = False) -> tuple[Any, Any]:
         """A padded id batch and its attention mask (left padding for generation, right for scoring)."""
@@ -595,7 +632,7 @@ class HFModel:
         self.stats.forward_tokens += int(sids.numel())
         with torch.no_grad():
             logits_s = self.model(input_ids=sids.to(dev), attention_mask=smask.to(dev), position_ids=pos.to(dev),
-                                  past_key_values=past, use_cache=True).logits
+                                  use_cache=True, **self._past(past)).logits
         k = 0
         for b, (gi, p, seqs) in enumerate(chunk):
             rows = []

@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import PromptweaveError, PromptweaveWarning
-from promptweave.models.factory import build_model, load_token_counter
+from promptweave.models.factory import build_model, check_local_settings, load_token_counter
 from promptweave.work.records import Counters, prompt_budget  # noqa: F401 - prompt_budget: public here too
 from promptweave.work.task import Task
 
@@ -141,6 +141,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
         prices(cfg.models[j], file=file, where=f"models[{j}]")  # input_price / output_price, for the estimate
+        check_local_settings(cfg.models[j], file=file, where=f"models[{j}]")  # max_batch_tokens, num_threads
     tasks: list[Task] = []
     allowed, every_model = allowed_pairs(cfg), (model_ids, specs)
     for i in ds_ids:
