@@ -139,6 +139,28 @@ def test_chat_without_template_is_a_clear_error(lm: HFModel) -> None:
         lm.chat([[{"role": "user", "content": "hi"}]], GenerationParams(max_out_len=2))
 
 
+_TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
+             "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_chat_ids_equal_transformers_and_a_hostile_template_is_typed(lm: HFModel) -> None:
+    from promptweave.errors import ChatTemplateError
+
+    conv = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}]
+    old = lm.tokenizer.chat_template
+    try:
+        lm.tokenizer.chat_template = _TEMPLATE
+        want = lm.tokenizer.apply_chat_template(conv, add_generation_prompt=True, tokenize=True)
+        want = want["input_ids"] if hasattr(want, "keys") else want
+        assert lm.prompt_ids(conv) == list(want)  # rendered by the sandboxed renderer, same ids
+        # a tokenizer folder's template is input: run renders it under the same budgets as view
+        lm.tokenizer.chat_template = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+        with pytest.raises(ChatTemplateError, match="max_steps"):
+            lm.prompt_ids(conv)
+    finally:
+        lm.tokenizer.chat_template = old
+
+
 @pytest.mark.parametrize("arch", ["gpt2", "llama"])
 def test_rows_with_different_prefix_lengths_batched_together(tmp_path, tiny_model_dir, arch) -> None:
     from tiny_lm import build_tiny_lm

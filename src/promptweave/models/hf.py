@@ -86,10 +86,9 @@ def token_counter(tokenizer: Any) -> Callable[[Any], int]:
         if isinstance(rendered, (list, tuple)) and rendered and all(isinstance(m, dict) for m in rendered):
             msgs = [m if "content" in m else to_openai_messages([m])[0] for m in rendered]
             if getattr(tokenizer, "chat_template", None):
-                ids = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
-                if isinstance(ids, dict) or hasattr(ids, "keys"):
-                    ids = ids["input_ids"]
-                return len(ids)
+                from promptweave.render.chat_template import chat_template_ids
+
+                return len(chat_template_ids(tokenizer, msgs))
             return len(tokenizer("\n".join(_message_text(m) for m in msgs))["input_ids"])
         return len(encode_with(tokenizer, rendered))
 
@@ -482,11 +481,9 @@ class HFModel:
                              "model a meta template instead", field="path", value=self.path)
         from promptweave.models.openai_compat import openai_message  # forms hook: renderer roles → chat roles
 
-        ids = self.tokenizer.apply_chat_template([openai_message(m) for m in conv], add_generation_prompt=True,
-                                                 tokenize=True)
-        if isinstance(ids, dict) or hasattr(ids, "keys"):
-            ids = ids["input_ids"]
-        return list(ids)
+        from promptweave.render.chat_template import chat_template_ids
+
+        return chat_template_ids(self.tokenizer, [openai_message(m) for m in conv])
 
     def prompt_ids(self, prompt: Any) -> list[int] | None:
         """The token ids this model receives for a prompt as the predictions record it (a text, segments, or chat

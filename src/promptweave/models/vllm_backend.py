@@ -97,11 +97,9 @@ class VLLMModel:
         for conv in conversations:
             from promptweave.models.openai_compat import openai_message
 
-            ids = self.tokenizer.apply_chat_template([openai_message(m) for m in conv], add_generation_prompt=True,
-                                                     tokenize=True)
-            if hasattr(ids, "keys"):
-                ids = ids["input_ids"]
-            prompts.append([list(ids)])
+            from promptweave.render.chat_template import chat_template_ids
+
+            prompts.append([chat_template_ids(self.tokenizer, [openai_message(m) for m in conv])])
         return self.generate(prompts, params)
 
     def token_logprobs(self, prompts: Sequence[Rendered], shared_prefix: bool = True) -> list[list[float]]:

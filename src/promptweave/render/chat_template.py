@@ -389,7 +389,17 @@ def segments_of(rendered_text: str, messages: Sequence[Mapping[str, Any]]) -> li
     return out
 
 
+def chat_template_ids(tokenizer: Any, messages: Sequence[dict]) -> list[int]:
+    """The ids ``tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)`` gives, with
+    the template rendered in the project's sandboxed, budgeted renderer: a tokenizer folder's template is input,
+    and transformers' own renderer bounds neither its loops nor its output."""
+    text = render_with_chat_template(list(messages), tokenizer, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return list(ids)
+
+
 __all__ = [
+    "chat_template_ids",
     "ChatTemplate",
     "check_tokenizer_folder",
     "has_chat_template",
@@ -398,3 +408,4 @@ __all__ = [
     "render_with_chat_template",
     "segments_of",
 ]
+
