@@ -77,3 +77,19 @@ def test_livemathbench_with_a_judge_server_is_refused():
     got = EVALUATORS["LiveMathBenchEvaluator"](model_name="", url=[]).score(["\\boxed{\\frac12}", "\\boxed{3}"],
                                                                             ["\\frac{1}{2}", "4"])
     assert got.metrics["accuracy"] == 50.0
+
+
+def test_livemathbench_with_a_judge_server_is_the_reference_class_where_installed(monkeypatch):
+    # the shipped judge config lints as in OpenCompass where the reference is installed (its own class scores
+    # it); with promptweave alone the native class refuses it, saying why
+    pytest.importorskip("opencompass", reason="needs opencompass installed (--no-deps is enough)")
+    from promptweave.errors import EvaluationError
+    from promptweave.evaluate.bridged import BridgedEvaluator
+    from promptweave.evaluate.config import build_evaluator
+
+    cfg = {"type": "LiveMathBenchEvaluator", "model_name": "m", "url": ["http://127.0.0.1:1/v1"]}
+    assert isinstance(build_evaluator(cfg, "eval_cfg.evaluator"), BridgedEvaluator)
+    assert not isinstance(build_evaluator({"type": "LiveMathBenchEvaluator"}, "e"), BridgedEvaluator)
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    with pytest.raises(EvaluationError, match="judge"):
+        build_evaluator(cfg, "eval_cfg.evaluator")

@@ -178,6 +178,17 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
             raise EvaluationError(f"{name}: {exc}", field=where) from None
         return inst
     else:
+        native_for = getattr(cls, "native_for", None)
+        if callable(native_for) and not native_for(kwargs):
+            # a setting the native class does not implement (a judge server...): the installed reference's own
+            # class, as when the name is not native; without it the native class refuses with its own reason
+            from promptweave.compat.bridge import reference_class
+
+            found = reference_class("evaluator", name, origin)
+            if found is not None:
+                inst = BridgedEvaluator(found[0], found[1], kwargs, where)
+                inst.pred_postprocessor = post
+                return inst
         try:
             inst = cls(**kwargs)
         except TypeError as exc:

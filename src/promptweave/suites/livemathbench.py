@@ -51,6 +51,12 @@ def livemathbench(ctx: LoadContext, path: str, dataset_splits: Any = ("CNMO", "C
 class LiveMathBenchEvaluator(Evaluator):
     name = "LiveMathBenchEvaluator"
 
+    @staticmethod
+    def native_for(kwargs: Any) -> bool:
+        """Rule-based only: a judge or extraction server is the reference's own class's work (when installed)."""
+        urls = kwargs.get("url")
+        return not ((kwargs.get("model_name") and urls) or kwargs.get("use_extract_model"))
+
     def __init__(self, model_name: str = "", url: Any = (), use_extract_model: bool = False,
                  extract_url: Any = (), extract_model_name: str = "") -> None:
         urls = [url] if isinstance(url, str) else list(url or [])
