@@ -193,3 +193,34 @@ def test_humanevalx_unknown_language_and_corrupt_gzip_are_typed(tmp_path, monkey
     assert "language must be one of" in _fails({**cfg, "language": "cobol"}, monkeypatch)
     (tmp_path / "humanevalx_cpp.jsonl.gz").write_bytes(b"not gzip")
     assert "gzip" in _fails(cfg, monkeypatch)
+
+
+# flores_postprocess / flores_postprocess_chinese of OpenCompass 0.5.4 (/work/venvs/oc-full) on these replies
+_FLORES_IN = ["  Hello world.\nsecond line", "\n\n你好，世界。  今天\t天气 很好。\n第二行", "", "北京 欢迎你"]
+_FLORES_OUT = ["Hello world.", "你好，世界。  今天\t天气 很好。", "", "北京 欢迎你"]
+_FLORES_ZH_OUT = ["Hello   world .", "你好 ， 世界 。   今天   天气   很 好 。", "", "北京   欢迎 你"]
+
+
+def test_flores_postprocessors_match_the_reference():
+    from promptweave.compat.postprocessors import POSTPROCESSORS
+
+    assert [POSTPROCESSORS["flores"](x) for x in _FLORES_IN] == _FLORES_OUT
+    assert [POSTPROCESSORS["flores-chinese"](x) for x in _FLORES_IN] == _FLORES_ZH_OUT
+
+
+@pytest.mark.parametrize("config", ["xiezhi/xiezhi_gen.py", "xiezhi/xiezhi_ppl.py", "FewCLUE_csl/FewCLUE_csl_gen.py",
+                                    "crowspairs/crowspairs_ppl.py", "flores/flores_gen_aad4fd.py"])
+def test_configs_lint_with_the_references_hidden(config, monkeypatch):
+    import importlib.util
+
+    from typer.testing import CliRunner
+
+    from promptweave.cli.app import app
+
+    spec = importlib.util.find_spec("opencompass")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the opencompass config tree (a --no-deps install) is not here")
+    path = Path(next(iter(spec.submodule_search_locations))) / "configs" / "datasets" / config
+    monkeypatch.setenv("PROMPTWEAVE_NO_REFERENCE", "1")
+    res = CliRunner().invoke(app, ["lint", "--no-data", str(path)])
+    assert res.exit_code == 0, res.output
