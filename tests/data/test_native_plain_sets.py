@@ -77,16 +77,41 @@ def _humanevalx(root: Path) -> dict:
     return {"type": "HumanevalXDataset", "path": str(root), "language": "cpp"}
 
 
+def _cb_v2(root: Path) -> dict:
+    _jsonl(root / "val.jsonl", [{"premise": "p", "hypothesis": "h", "label": "neutral", "idx": 0},
+                                {"premise": "p2", "hypothesis": "h2", "label": "contradiction", "idx": 1}])
+    return {"type": "CBDatasetV2", "path": str(root / "val.jsonl")}
+
+
+def _copa_v2(root: Path) -> dict:
+    _jsonl(root / "val.jsonl", [{"premise": "p", "choice1": "a", "choice2": "b", "question": "cause", "label": 1,
+                                 "idx": 0}, {"premise": "q", "choice1": "c", "choice2": "d", "question": "effect",
+                                             "label": 0, "idx": 1, "later": "dropped"}])
+    return {"type": "COPADatasetV2", "path": str(root / "val.jsonl")}
+
+
+def _eprstmt_v2(root: Path) -> dict:
+    _jsonl(root / "dev.json", [{"id": 1, "sentence": "好", "label": "Positive"},
+                               {"id": 2, "sentence": "差", "label": "Negative"}])
+    return {"type": "EprstmtDatasetV2", "path": str(root / "dev.json")}
+
+
 CASES = {"xiezhi": _xiezhi, "xiezhi_eng": _xiezhi_eng, "csl_v2": _csl_v2, "crowspairs": _crowspairs,
-         "jigsaw": _jigsaw, "flores": _flores, "humanevalx": _humanevalx}
+         "jigsaw": _jigsaw, "flores": _flores, "humanevalx": _humanevalx, "cb_v2": _cb_v2, "copa_v2": _copa_v2,
+         "eprstmt_v2": _eprstmt_v2}
 
 # dumped once from OpenCompass 0.5.4's classes (/work/venvs/oc-full, REFERENCE below) on the files above
-EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'crowspairs': {'': [{'sent_more': 'm',
+EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'cb_v2': {'': [{'premise': 'p', 'hypothesis': 'h', 'label': 'C', 'idx': 0},
+                {'premise': 'p2', 'hypothesis': 'h2', 'label': 'A', 'idx': 1}]},
+ 'copa_v2': {'': [{'premise': 'p', 'choice1': 'a', 'choice2': 'b', 'question': 'cause', 'label': 'B', 'idx': 0},
+                  {'premise': 'q', 'choice1': 'c', 'choice2': 'd', 'question': 'effect', 'label': 'A', 'idx': 1}]},
+ 'crowspairs': {'': [{'sent_more': 'm',
                       'sent_less': 'l',
                       'stereo_antistereo': 'stereo',
                       'bias_type': 'race-color',
                       'label': 0}]},
  'csl_v2': {'': [{'abst': '摘要', 'keywords': '水，火', 'label': 'B'}, {'abst': 'b', 'keywords': '', 'label': 'A'}]},
+ 'eprstmt_v2': {'': [{'sentence': '好', 'label': 'A'}, {'sentence': '差', 'label': 'B'}]},
  'flores': {'dev': [{'sentence_eng_Latn': 'Hello dev.', 'sentence_zho_Hans': '你好。'},
                     {'sentence_eng_Latn': 'Second line', 'sentence_zho_Hans': '第二行'}],
             'devtest': [{'sentence_eng_Latn': 'Hello devtest.', 'sentence_zho_Hans': '你好。'},
@@ -209,7 +234,9 @@ def test_flores_postprocessors_match_the_reference():
 
 
 @pytest.mark.parametrize("config", ["xiezhi/xiezhi_gen.py", "xiezhi/xiezhi_ppl.py", "FewCLUE_csl/FewCLUE_csl_gen.py",
-                                    "crowspairs/crowspairs_ppl.py", "flores/flores_gen_aad4fd.py"])
+                                    "crowspairs/crowspairs_ppl.py", "flores/flores_gen_aad4fd.py",
+                                    "SuperGLUE_CB/SuperGLUE_CB_gen.py", "SuperGLUE_COPA/SuperGLUE_COPA_gen.py",
+                                    "FewCLUE_eprstmt/FewCLUE_eprstmt_gen.py"])
 def test_configs_lint_with_the_references_hidden(config, monkeypatch):
     import importlib.util
 

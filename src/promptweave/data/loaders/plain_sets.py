@@ -1,5 +1,6 @@
-"""Sets whose reference loader only reads files and renames or relabels columns: Xiezhi, FewCLUE CSL (v2),
-CrowS-Pairs (English, PPL), Jigsaw multilingual toxicity, FLORES (first 100) and HumanEval-X.
+"""Sets whose reference loader only reads files and renames or relabels columns: Xiezhi, FewCLUE CSL and EPRSTMT
+(v2), SuperGLUE CB and COPA (v2), CrowS-Pairs (English, PPL), Jigsaw multilingual toxicity, FLORES (first 100) and
+HumanEval-X.
 
 Each function returns the rows, in the columns and order, that OpenCompass 0.5.4's class of the same name builds
 from the same files; the names are registered in one line in compat/loaders.py (:data:`CLASSES`).
@@ -79,6 +80,37 @@ def csl_v2(ctx: LoadContext, path: str) -> Splits:
             raise ctx.fail("label must be 0 or 1", file=f, where=loc, value=r["label"]) from None
         items.append((loc, {"abst": r["abst"], "keywords": "，".join(r["keyword"]), "label": label}))
     return table(items, f)
+
+
+# -- one JSONL file, the gold column turned into an option letter (SuperGLUE CB / COPA, FewCLUE EPRSTMT v2) --------
+
+
+def _relabelled(ctx: LoadContext, path: str, mapping: dict[Any, str], keep: tuple[str, ...] | None = None) -> Split:
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, r in jsonl(f):
+        r = dict(need(ctx, r, ("label", *(keep or ())), file=f, where=loc))
+        value = r["label"]
+        if isinstance(value, bool) or value not in mapping:
+            raise ctx.fail("label must be one of " + ", ".join(map(repr, mapping)), file=f, where=loc, value=value)
+        r["label"] = mapping[value]
+        items.append((loc, {k: r[k] for k in keep} | {"label": r["label"]} if keep else r))
+    return table(items, f)
+
+
+def cb_v2(ctx: LoadContext, path: str) -> Splits:
+    """CB JSONL, every field kept: ``label`` contradiction / entailment / neutral -> A / B / C."""
+    return _relabelled(ctx, path, {"contradiction": "A", "entailment": "B", "neutral": "C"})
+
+
+def copa_v2(ctx: LoadContext, path: str) -> Splits:
+    """COPA JSONL, every field kept: ``label`` 0 / 1 -> A / B."""
+    return _relabelled(ctx, path, {0: "A", 1: "B"})
+
+
+def eprstmt_v2(ctx: LoadContext, path: str) -> Splits:
+    """EPRSTMT JSONL: ``sentence`` and ``label`` Positive / Negative -> A / B."""
+    return _relabelled(ctx, path, {"Positive": "A", "Negative": "B"}, keep=("sentence",))
 
 
 # -- CrowS-Pairs (English) through load_dataset: every label 0 (the stereotypical sentence is the first choice) --
@@ -195,6 +227,9 @@ def humanevalx(ctx: LoadContext, path: str, language: str, **_ignored: Any) -> S
 CLASSES = {
     "XiezhiDataset": xiezhi,
     "CslDatasetV2": csl_v2,
+    "EprstmtDatasetV2": eprstmt_v2,
+    "CBDatasetV2": cb_v2,
+    "COPADatasetV2": copa_v2,
     "CrowspairsDataset": crowspairs,
     "JigsawMultilingualDataset": jigsaw_multilingual,
     "FloresFirst100Dataset": flores,
