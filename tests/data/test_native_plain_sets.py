@@ -96,13 +96,33 @@ def _eprstmt_v2(root: Path) -> dict:
     return {"type": "EprstmtDatasetV2", "path": str(root / "dev.json")}
 
 
+def _wic_v2(root: Path) -> dict:
+    _jsonl(root / "val.jsonl", [{"word": "bank", "sentence1": "a", "sentence2": "b", "label": "false", "idx": 0}])
+    return {"type": "WiCDatasetV2", "path": str(root / "val.jsonl")}
+
+
+def _cluewsc_v2(root: Path) -> dict:
+    _jsonl(root / "dev.json", [{"target": {"span1_text": "他", "span2_text": "小明", "span1_index": 0,
+                                           "span2_index": 3}, "idx": 0, "label": "true", "text": "小明说他来"}])
+    return {"type": "CluewscDatasetV2", "path": str(root / "dev.json")}
+
+
+def _chid_v2(root: Path) -> dict:
+    _jsonl(root / "dev.json", [{"content": "他#idiom#地走了", "candidates": ["甲", "乙", "丙"], "answer": 2},
+                               {"content": "b#idiom#", "candidates": ["x", "y", "z", "w"], "answer": 0}])
+    return {"type": "CHIDDatasetV2", "path": str(root / "dev.json")}
+
+
 CASES = {"xiezhi": _xiezhi, "xiezhi_eng": _xiezhi_eng, "csl_v2": _csl_v2, "crowspairs": _crowspairs,
          "jigsaw": _jigsaw, "flores": _flores, "humanevalx": _humanevalx, "cb_v2": _cb_v2, "copa_v2": _copa_v2,
-         "eprstmt_v2": _eprstmt_v2}
+         "eprstmt_v2": _eprstmt_v2, "wic_v2": _wic_v2, "cluewsc_v2": _cluewsc_v2, "chid_v2": _chid_v2}
 
 # dumped once from OpenCompass 0.5.4's classes (/work/venvs/oc-full, REFERENCE below) on the files above
 EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'cb_v2': {'': [{'premise': 'p', 'hypothesis': 'h', 'label': 'C', 'idx': 0},
                 {'premise': 'p2', 'hypothesis': 'h2', 'label': 'A', 'idx': 1}]},
+ 'chid_v2': {'': [{'content': '他______地走了', 'A': '甲', 'B': '乙', 'C': '丙', 'answer': 'C'},
+                  {'content': 'b______', 'A': 'x', 'B': 'y', 'C': 'z', 'answer': 'A'}]},
+ 'cluewsc_v2': {'': [{'span1': '他', 'span2': '小明', 'text': '小明说他来', 'label': 'A'}]},
  'copa_v2': {'': [{'premise': 'p', 'choice1': 'a', 'choice2': 'b', 'question': 'cause', 'label': 'B', 'idx': 0},
                   {'premise': 'q', 'choice1': 'c', 'choice2': 'd', 'question': 'effect', 'label': 'A', 'idx': 1}]},
  'crowspairs': {'': [{'sent_more': 'm',
@@ -128,6 +148,7 @@ EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'cb_v2': {'': [{'premise
                       'canonical_solution': None}]},
  'jigsaw': {'test': [{'idx': 0, 'text': 'hola, amigo', 'label': 0, 'choices': ['no', 'yes']},
                      {'idx': 1, 'text': 'dos\nlíneas', 'label': 1, 'choices': ['no', 'yes']}]},
+ 'wic_v2': {'': [{'word': 'bank', 'sentence1': 'a', 'sentence2': 'b', 'label': 'B', 'idx': 0}]},
  'xiezhi': {'train': [{'question': '训练',
                        'A': '甲',
                        'B': '乙',
@@ -236,7 +257,8 @@ def test_flores_postprocessors_match_the_reference():
 @pytest.mark.parametrize("config", ["xiezhi/xiezhi_gen.py", "xiezhi/xiezhi_ppl.py", "FewCLUE_csl/FewCLUE_csl_gen.py",
                                     "crowspairs/crowspairs_ppl.py", "flores/flores_gen_aad4fd.py",
                                     "SuperGLUE_CB/SuperGLUE_CB_gen.py", "SuperGLUE_COPA/SuperGLUE_COPA_gen.py",
-                                    "FewCLUE_eprstmt/FewCLUE_eprstmt_gen.py"])
+                                    "FewCLUE_eprstmt/FewCLUE_eprstmt_gen.py", "SuperGLUE_WiC/SuperGLUE_WiC_gen.py",
+                                    "FewCLUE_cluewsc/FewCLUE_cluewsc_gen.py", "FewCLUE_chid/FewCLUE_chid_gen.py"])
 def test_configs_lint_with_the_references_hidden(config, monkeypatch):
     import importlib.util
 

@@ -1,5 +1,5 @@
-"""Sets whose reference loader only reads files and renames or relabels columns: Xiezhi, FewCLUE CSL and EPRSTMT
-(v2), SuperGLUE CB and COPA (v2), CrowS-Pairs (English, PPL), Jigsaw multilingual toxicity, FLORES (first 100) and
+"""Sets whose reference loader only reads files and renames or relabels columns: Xiezhi, FewCLUE CSL, EPRSTMT,
+CHID and CLUEWSC (v2), SuperGLUE CB, COPA and WiC (v2), CrowS-Pairs (English, PPL), Jigsaw multilingual toxicity, FLORES (first 100) and
 HumanEval-X.
 
 Each function returns the rows, in the columns and order, that OpenCompass 0.5.4's class of the same name builds
@@ -111,6 +111,45 @@ def copa_v2(ctx: LoadContext, path: str) -> Splits:
 def eprstmt_v2(ctx: LoadContext, path: str) -> Splits:
     """EPRSTMT JSONL: ``sentence`` and ``label`` Positive / Negative -> A / B."""
     return _relabelled(ctx, path, {"Positive": "A", "Negative": "B"}, keep=("sentence",))
+
+
+def wic_v2(ctx: LoadContext, path: str) -> Splits:
+    """WiC JSONL, every field kept: ``label`` 'true' / 'false' -> A / B."""
+    return _relabelled(ctx, path, {"true": "A", "false": "B"})
+
+
+def cluewsc_v2(ctx: LoadContext, path: str) -> Splits:
+    """CLUEWSC JSONL: the two spans of ``target``, ``text`` and ``label`` 'true' / 'false' -> A / B."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, r in jsonl(f):
+        need(ctx, r, ("target", "text", "label"), file=f, where=loc)
+        target = need(ctx, r["target"], ("span1_text", "span2_text"), file=f, where=f"{loc}: target")
+        if r["label"] not in ("true", "false"):
+            raise ctx.fail("label must be 'true' or 'false'", file=f, where=loc, value=r["label"])
+        items.append((loc, {"span1": target["span1_text"], "span2": target["span2_text"], "text": r["text"],
+                            "label": "A" if r["label"] == "true" else "B"}))
+    return table(items, f)
+
+
+def chid_v2(ctx: LoadContext, path: str) -> Splits:
+    """CHID JSONL: ``content`` with ``#idiom#`` as a blank, the candidates as columns A, B, ..., ``answer`` (an
+    index) as a letter."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, r in jsonl(f):
+        need(ctx, r, ("content", "candidates", "answer"), file=f, where=loc)
+        if not isinstance(r["content"], str) or not isinstance(r["candidates"], list) or len(r["candidates"]) > 26:
+            raise ctx.fail("content must be text and candidates a list of idioms", file=f, where=loc,
+                           value=r["candidates"])
+        answer = r["answer"]
+        if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < 7:
+            raise ctx.fail("answer must be a candidate index 0-6", file=f, where=loc, value=answer)
+        item = {"content": r["content"].replace("#idiom#", "______")}
+        item.update({chr(ord("A") + i): c for i, c in enumerate(r["candidates"])})
+        item["answer"] = "ABCDEFG"[answer]
+        items.append((loc, item))
+    return table(items, f)
 
 
 # -- CrowS-Pairs (English) through load_dataset: every label 0 (the stereotypical sentence is the first choice) --
@@ -230,6 +269,9 @@ CLASSES = {
     "EprstmtDatasetV2": eprstmt_v2,
     "CBDatasetV2": cb_v2,
     "COPADatasetV2": copa_v2,
+    "WiCDatasetV2": wic_v2,
+    "CluewscDatasetV2": cluewsc_v2,
+    "CHIDDatasetV2": chid_v2,
     "CrowspairsDataset": crowspairs,
     "JigsawMultilingualDataset": jigsaw_multilingual,
     "FloresFirst100Dataset": flores,
