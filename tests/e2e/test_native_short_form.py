@@ -1,5 +1,5 @@
 """Short-form OpenCompass families read natively (AdvGLUE, ANLI, TNEWS, AFQMC, WSC, SummEdits, CrowS-Pairs zh,
-CommonsenseQA zh, XStoryCloze, FinanceIQ, Anthropic's evals, P-MMEval), end to end with the references hidden
+CommonsenseQA zh, XStoryCloze, FinanceIQ, Anthropic's evals, P-MMEval, Xiezhi, CSL), end to end with the references hidden
 (``PROMPTWEAVE_NO_REFERENCE=1``) against the stand-in server, on stand-in data in the reference's on-disk layout.
 
 Every stand-in row carries one ``[qN]`` marker, so the reply to each row is known. The expected metrics were
@@ -201,6 +201,23 @@ def _qasper(cache: Path, cwd: Path) -> None:
     f.write_text(json.dumps({"p1": paper}), encoding="utf-8")
 
 
+def _xiezhi(cache: Path, cwd: Path) -> None:
+    root = cache / "data" / "xiezhi"
+    _jsonl(root / "xiezhi_train_chn" / "xiezhi.v1.json",
+           [{"question": f"训练{i}", "options": "甲\n乙\n丙\n丁", "answer": "乙", "labels": ["学科", "工学"]}
+            for i in range(4)])
+    _jsonl(root / "xiezhi_spec_chn" / "xiezhi.v1.json", [
+        {"question": "[q0] 问", "options": "一\n二\n三\n四", "answer": "三", "labels": ["工学"]},
+        {"question": "[q1] 问", "options": "一\n二\n三\n四\"\n", "answer": "四", "labels": ["医学", "学科"]},
+        {"question": "[q2] three options: not asked", "options": "a\nb\nc", "answer": "a", "labels": []},
+        {"question": "[q3] 问", "options": "一\n二\n三\n四", "answer": "一", "labels": []}])
+
+
+def _csl(cache: Path, cwd: Path) -> None:
+    _jsonl(cache / "data/FewCLUE/csl/dev_few_all.json",
+           [{"id": i, "abst": f"[q{i}] 摘要", "keyword": ["水", "火"], "label": lab} for i, lab in enumerate("0110")])
+
+
 CASES = [
     Case("adv_glue", "adv_glue.adv_glue_mnli.adv_glue_mnli_gen", "adv_mnli_datasets", "adv_mnli", _adv_mnli,
          {0: "A. yes", 1: "C", 10: "A", 3: "A. yes", 13: "C. no"},
@@ -245,6 +262,10 @@ CASES = [
     Case("livemathbench", "livemathbench.livemathbench_greedy_gen", "livemathbench_datasets",
          "LiveMathBench-v202412", _livemathbench,
          {n: f"so \\boxed{{{1 + n if n % 3 else n}}}" for n in range(8)}, {"accuracy": 62.5}),
+    Case("xiezhi", "xiezhi.xiezhi_gen_b86cf5", "xiezhi_datasets", "xiezhi-spec_chn", _xiezhi,
+         {0: "C", 1: "答案是 D", 3: "B"}, {"accuracy": 100 * 2 / 3}, select="xiezhi_datasets[1:2]"),
+    Case("csl_v2", "FewCLUE_csl.FewCLUE_csl_gen_28b223", "csl_datasets", "csl_dev", _csl,
+         {0: "A", 1: "B", 2: "A", 3: "a"}, {"accuracy": 50.0}, select="csl_datasets[:1]"),
 ]
 
 # the script that computed ``expected`` above with OpenCompass's own classes (run again where the venv is named)

@@ -20,6 +20,7 @@ from promptweave.data.loaders import (
     mm_media,
     mm_tsv,
     multimodal,
+    plain_sets,
     qa,
     reshaped_qa,
     subjective,
@@ -140,6 +141,8 @@ _NATIVE = {
     **classify.CLASSES,
     # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)
     **reshaped_qa.CLASSES,
+    # sets read as stored, columns renamed (Xiezhi, CSL v2, CrowS-Pairs, Jigsaw, FLORES, HumanEval-X)
+    **plain_sets.CLASSES,
 }
 
 # every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above

@@ -28,6 +28,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.medqa",  # MedMCQA, Medbullets, NEJM AI Bench: loaders, first-option-letter evaluators
     "promptweave.suites.climaqa",  # ClimaQA: its loader (the configs judge with GenericLLMEvaluator)
     "promptweave.suites.musr",  # MuSR: its prompt-building loader and the ANSWER: n evaluator
+    "promptweave.suites.flores",  # FLORES: its first-line (and jieba-segmented Chinese) postprocessors
     "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
