@@ -196,7 +196,7 @@ def test_long_tail_goes_through_the_reference_registry(monkeypatch) -> None:
     from promptweave.compat import bridge
 
     monkeypatch.setattr(bridge, "reference_class",
-                        lambda family, name: ("opencompass", RefEvaluator) if name == "RefEvaluator" else None)
+                        lambda family, name, origin=None: ("opencompass", RefEvaluator) if name == "RefEvaluator" else None)
     e = build_evaluation({"evaluator": {"type": "RefEvaluator", "bonus": 1}})
     s = e.score(["a", "b"], ["a", "c"], EvalContext(rows=[{}, {}]))
     assert s.metrics == {"score": 51.0} and s.correct == [True, False] and s.extra == {"note": "x"}
