@@ -362,8 +362,9 @@ class BleuFloresEvaluator(BleuEvaluator):
 # -- LongBench ---------------------------------------------------------------------------------------------------
 
 
-class _LongBench(Evaluator):
-    """A per-row score in [0, 1] (best over the row's references), reported as ``score`` ×100."""
+class BilingualEvaluator(Evaluator):
+    """An evaluator of English or Chinese answers (``language``); Chinese ones are segmented with jieba, so a
+    ``language='zh'`` instance requires it (checked at plan time)."""
 
     def __init__(self, language: str = "en", **kw: Any) -> None:
         super().__init__(**kw)
@@ -373,6 +374,10 @@ class _LongBench(Evaluator):
         self.language = language
         if language == "zh":
             self.requires = (*getattr(type(self), "requires", ()), "jieba")
+
+
+class _LongBench(BilingualEvaluator):
+    """A per-row score in [0, 1] (best over the row's references), reported as ``score`` ×100."""
 
     def row(self, pred: str, refs: Any) -> float:  # pragma: no cover - abstract
         raise NotImplementedError

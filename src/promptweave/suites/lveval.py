@@ -23,9 +23,8 @@ from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits, need, rows
 from promptweave.data.loaders.hub_subsets import subset_records
-from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
-from promptweave.evaluate.evaluators import Evaluator, check_lengths, need_package, pct
+from promptweave.evaluate.evaluators import BilingualEvaluator, check_lengths, need_package, pct
 from promptweave.evaluate.postprocess import normalize_answer, normalize_zh_answer
 
 _CONFUSING = frozenset({"LVEvalcmrcDataset", "LVEvalfactrecallenDataset", "LVEvalfactrecallzhDataset",
@@ -85,17 +84,8 @@ def _f1(pred: list[str], ref: list[str]) -> float:
     return 2 * p * r / (p + r)
 
 
-class _LVEval(Evaluator):
+class _LVEval(BilingualEvaluator):
     metric = "score"
-
-    def __init__(self, language: str = "en", **kw: Any) -> None:
-        super().__init__(**kw)
-        if language not in ("en", "zh"):
-            raise EvaluationError(f"{self.name}: unknown language", field="evaluator.language", value=language,
-                                  expected="'en' or 'zh'")
-        self.language = language
-        if language == "zh":
-            self.requires = (*getattr(type(self), "requires", ()), "jieba")
 
     def zh_tokens(self, text: str, *, drop_empty: bool = True) -> list[str]:
         jieba = need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
