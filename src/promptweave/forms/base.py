@@ -35,6 +35,7 @@ from promptweave.work.records import prompt_budget, role_error, task_records
 from promptweave.work.task import Task
 from promptweave.work.verdicts import check_chat_template
 
+
 def require_backend(mcfg: Any, *, task: str, file: str | None, where: str) -> None:
     """Before any model call: the model backend's optional packages (transformers, vllm) are installed, or one
     typed error names the task and the extra; a type that does not resolve is refused by its own check."""

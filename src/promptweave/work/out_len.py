@@ -12,10 +12,11 @@ Other models keep promptweave's rule (the inferencer's, then the model's): OpenC
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from promptweave.errors import ConfigError
+from promptweave.models.factory import cfg_get
 
 AISBENCH_SERVICE_DEFAULT = 4096  # the max_out_len of AISBench's VLLMCustomAPI(Chat) when the config gives none
 COLUMN = "max_out_len"
@@ -25,8 +26,7 @@ def _service_model(mcfg: Any) -> bool:
     from promptweave.compat.models import type_name
     from promptweave.models.aisbench_service import is_service_type
 
-    get = mcfg.get if isinstance(mcfg, Mapping) else (lambda k, d=None: getattr(mcfg, k, d))
-    return is_service_type(type_name(get("type")))
+    return is_service_type(type_name(cfg_get(mcfg, "type")))
 
 
 def model_max_out_len(mcfg: Any) -> int | None:
@@ -34,7 +34,7 @@ def model_max_out_len(mcfg: Any) -> int | None:
     inferencer's setting wins (every model but AISBench's service classes)."""
     if not _service_model(mcfg):
         return None
-    value = mcfg.get("max_out_len") if isinstance(mcfg, Mapping) else getattr(mcfg, "max_out_len", None)
+    value = cfg_get(mcfg, "max_out_len")
     return AISBENCH_SERVICE_DEFAULT if value is None else value
 
 
@@ -46,7 +46,7 @@ def row_max_out_lens(mcfg: Any, input_columns: Sequence[str], rows: Sequence[Any
     out: dict[int, int] = {}
     for i in indices:
         row = rows[i]
-        value = row.get(COLUMN) if isinstance(row, Mapping) else getattr(row, COLUMN, None)
+        value = cfg_get(row, COLUMN)
         if value is None or value == 0 or value == "":
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
