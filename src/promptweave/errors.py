@@ -256,3 +256,24 @@ class AttackStageError(UnsupportedError):
     """An eval config asks for PromptBench's adversarial prompt search, which needs the ``promptbench`` package."""
 
     code = "PW170"
+
+
+# -- data roots and secret destinations (safe mode: data stays home, a key reaches only the hosts granted) --
+class DataOutsideRootsError(DataError):
+    """Safe mode refused a data file or folder outside the data roots (the config's folder, ``./data``, the
+    OpenCompass / AISBench / Hugging Face caches) that the user did not name with ``--allow-data PATH``."""
+
+    code = "PW260"
+
+
+class SecretDestinationError(SecretRefusedError):
+    """A granted variable would be sent as a key to a host the grant does not cover (``--allow-env NAME`` covers
+    one host; ``--allow-env NAME@host`` names each)."""
+
+    code = "PW146"
+
+
+class SecretAsTextError(SecretRefusedError):
+    """A variable sent as an API key is also read by the config as a plain value (it could reach a prompt)."""
+
+    code = "PW147"

@@ -17,6 +17,8 @@ def lint_cmd(
     no_data: bool = typer.Option(False, "--no-data", help="Check everything but the rows (no data is read)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With several files, show every pair and warning."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
+    allow_data: list[str] | None = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
+                                                   "at this path (file or folder) outside the data roots; repeatable."),
     allow_env: list[str] | None = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
                                                   "API key (key='ENV' / api_key_env); repeatable."),
@@ -32,6 +34,9 @@ def lint_cmd(
     from promptweave.sandbox.env import set_policy
 
     set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
+    from promptweave.data.roots import set_data_policy
+
+    set_data_policy(allow_data or (), trusted=trust_config)  # the user's --allow-data paths, before any read
 
     console = Console(highlight=False, soft_wrap=True)
     detail = verbose or len(configs) == 1

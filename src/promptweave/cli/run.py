@@ -24,6 +24,8 @@ def run_cmd(
     allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
                                                   "API key (key='ENV' / api_key_env); repeatable."),
+    allow_data: Optional[List[str]] = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
+                                                   "at this path (file or folder) outside the data roots; repeatable."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     on_row_error: str = typer.Option("wrong", "--on-row-error", help="A row whose request still fails after its "
                                      "retries: 'wrong' (default: scored as incorrect, counted in the results), "
@@ -77,6 +79,9 @@ def run_cmd(
             from promptweave.sandbox.env import set_policy
 
             set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
+            from promptweave.data.roots import set_data_policy
+
+            set_data_policy(allow_data or (), trusted=trust_config)  # the user's --allow-data paths, before any read
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
@@ -144,6 +149,12 @@ def run_cmd(
         if reads:
             console.print("config read env: " + ", ".join(
                 f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(reads.items())))
+        from promptweave.data.listing import config_sources  # data hook: every data source, and every key's host
+        from promptweave.models.factory import describe_key_destinations
+
+        for line in [src.line() for _, src in config_sources(cfg, ds_ids)] + describe_key_destinations(
+                cfg, model_ids, ds_ids):
+            console.print(line, markup=False, soft_wrap=True)
         if refused:  # the same verdict lint gives: this plan cannot run as a whole
             raise typer.Exit(ExitCode.WILL_FAIL)
         return

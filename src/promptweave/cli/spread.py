@@ -32,6 +32,8 @@ def spread_cmd(
                                  "nothing, write nothing."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
                                       "callables (custom postprocessors) to run."),
+    allow_data: Optional[List[str]] = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
+                                                   "at this path (file or folder) outside the data roots; repeatable."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     on_row_error: str = typer.Option("wrong", "--on-row-error", help="As for run: wrong, skip or fail."),
     no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
@@ -77,6 +79,9 @@ def spread_cmd(
             if search and executor != "local":
                 raise ConfigError("--search extremes runs in this process (it decides each next row from the "
                                   "last answers)", field="--executor", value=executor, expected="local")
+            from promptweave.data.roots import set_data_policy
+
+            set_data_policy(allow_data or (), trusted=trust_config)  # the user's --allow-data paths, before any read
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)

@@ -34,6 +34,8 @@ def view_cmd(
     allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
                                                   "API key (key='ENV' / api_key_env); repeatable."),
+    allow_data: Optional[List[str]] = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
+                                                   "at this path (file or folder) outside the data roots; repeatable."),
     # eval hook (eval helper): judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
@@ -61,6 +63,9 @@ def view_cmd(
             from promptweave.sandbox.env import set_policy
 
             set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
+            from promptweave.data.roots import set_data_policy
+
+            set_data_policy(allow_data or (), trusted=trust_config)  # the user's --allow-data paths, before any read
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)

@@ -10,6 +10,7 @@ from promptweave.data.columns import CONTENT_COLUMN, TemplateColumns, template_c
 from promptweave.data.loaders import load as run_loader
 from promptweave.data.loaders import loader_name
 from promptweave.data.reader import ReaderConfig, select_range
+from promptweave.data.roots import check_read, data_scope
 from promptweave.data.sources import (
     FILE_FORMATS,
     HF_BUILDERS,
@@ -61,6 +62,12 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     """
     if not isinstance(dataset_cfg, Mapping):
         raise DataError("a dataset config must be a dict", file=file, value=dataset_cfg)
+    with data_scope(base_dir, file=file):  # safe mode: every file read below must lie under a data root
+        return _load(dataset_cfg, base_dir=base_dir, project=project, add_meta=add_meta, file=file)
+
+
+def _load(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str, project: bool, add_meta: bool,
+          file: str | None) -> DatasetSplits:
     reader = ReaderConfig.from_dict(dataset_cfg.get("reader_cfg"), file=file)
     abbr = dataset_cfg.get("abbr")
     used: str | None = None
@@ -166,6 +173,7 @@ def _one_file(p: str | list[str], file: str | None) -> Split:
     paths = [p] if isinstance(p, str) else p
     parts = []
     for one in paths:
+        check_read(one, field="data_files", value=one)
         got = read_file(Path(one))
         if isinstance(got, dict):
             raise DataError("a data file named in data_files must hold a plain list of rows", file=one)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptweave.compat.data_ids import DATA_IDS
+from promptweave.data.roots import check_read
 from promptweave.data.sources import check_regular
 from promptweave.errors import DataNotFoundError
 
@@ -78,6 +79,7 @@ def locate(path: str, *, base_dir: Path | str | None = None, local_mode: bool = 
     rule, cands = candidates(path, base_dir=base_dir, local_mode=local_mode)
     for i, cand in enumerate(cands):
         if _exists(cand):
+            check_read(cand, field=field, value=path)  # safe mode: the data roots, links followed
             if not cand.is_dir():
                 check_regular(cand, field=field)  # /dev/zero, a FIFO: refused before anything opens it
             return Located(cand, tuple(cands[:i]), rule)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptweave.data.roots import check_read
 from promptweave.errors import DataError
 
 FILE_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
@@ -195,6 +196,7 @@ def read_parquet(path: Path) -> Split:
 
 def read_split_dir(path: Path) -> dict[str, Split] | None:
     """A folder holding one file per split (``train.jsonl``, ``test.csv``...), or None if it holds none."""
+    check_read(path, value=str(path))
     found: dict[str, Split] = {}
     for child in sorted(path.iterdir()):
         fmt = FILE_FORMATS.get(child.suffix.lower())
@@ -216,6 +218,7 @@ def is_hf_saved(path: Path) -> bool:
 
 def read_hf_disk(path: Path) -> Split | dict[str, Split]:
     """A dataset written by ``datasets``' ``save_to_disk``."""
+    check_read(path, value=str(path))
     datasets = _datasets(str(path))
     try:
         ds = datasets.load_from_disk(str(path))
@@ -228,6 +231,7 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
                   cache_dir: str | None = None) -> Split | dict[str, Split]:
     """A dataset loaded by name from the local Hugging Face cache (never the network), or a
     packaged builder (``json``, ``csv``, ``parquet``) over local ``data_files``."""
+    _check_hf_paths(name, data_files, cache_dir)
     datasets = _datasets(name)
     # Offline: the hub is never contacted; a dataset not in the cache is an error, not a download.
     old = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE)
@@ -259,6 +263,31 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
         else:
             os.environ["HF_HUB_OFFLINE"] = env_old
     return from_hf(ds, name)
+
+
+def _check_hf_paths(name: str, data_files: Any, cache_dir: str | None) -> None:
+    """``datasets`` reads a name that is a local folder, every data file and its cache folder itself: each is
+    checked against the data roots first (a no-op outside a safe-mode dataset load)."""
+    if _is_local(name):
+        check_read(name, value=name)
+    stack: list[tuple[str, Any]] = [("data_files", data_files)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, (str, os.PathLike)):
+            check_read(item, field=where, value=str(item))
+        elif isinstance(item, Mapping):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    if cache_dir is not None:
+        check_read(str(cache_dir), field="cache_dir", value=cache_dir)
+
+
+def _is_local(name: str) -> bool:
+    try:
+        return os.path.exists(os.path.expanduser(name))
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def _datasets(where: str):

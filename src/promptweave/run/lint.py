@@ -137,7 +137,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             model_ids = select(cfg.model_abbrs(), models, "model", cfg)
             from promptweave.models.factory import check_api_keys
 
-            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, as run checks it
+            check_api_keys(cfg, model_ids, ds_ids, bind=False)  # the env rule on API keys, as run checks it
         except PromptweaveError as exc:
             report.add(exc)
             return report
@@ -151,6 +151,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             return report
         report.dataset_file = dataset_file
         report.datasets, report.models = len(ds_ids), len(model_ids)
+        _list_data(report, cfg, ds_ids, no_data)
         opened: dict[int, Any] = {}
         abbrs_d, abbrs_m = cfg.dataset_abbrs(), cfg.model_abbrs()
         try:
@@ -203,6 +204,18 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
         seen.setdefault(str(w.message), None)
     report.warnings = list(seen)
     return report
+
+
+def _list_data(report: LintReport, cfg: Any, ds_ids: Sequence[int], no_data: bool) -> None:
+    """Every data source the selected datasets read (path, present or not); with ``--no-data`` a source outside
+    the data roots is a problem here, as loading it would be (``data/roots.py``)."""
+    from promptweave.data.listing import config_sources
+    from promptweave.data.roots import data_roots
+
+    for i, src in config_sources(cfg, ds_ids):
+        report.lines.append(src.line())
+        if no_data and not src.allowed:
+            report.add(src.refusal(data_roots(cfg.base_dir)).at(file=str(cfg.path), prefix=f"datasets[{i}]"))
 
 
 def _internal(exc: Exception, path: Path) -> Any:

@@ -197,6 +197,7 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
             if is_data_id(path) or path.startswith(("./", "data/", AISBENCH_PREFIX, "/", "~")):
                 raise
             # a hub dataset name: the reference loads it from the local Hugging Face cache (offline)
+    _check_path_args(args)
     try:
         with _offline():
             got = choice.fn.load(**args)
@@ -214,6 +215,22 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     except Exception as exc:  # noqa: BLE001
         raise LoaderError(f"the reference loader {choice.name} returned {type(got).__name__}, not a dataset: "
                           f"{exc}", file=ctx.file, field="type") from None
+
+
+def _check_path_args(args: Mapping[str, Any]) -> None:
+    """The reference's own code opens its other arguments itself: any that names a file system location
+    (``data_files``, an image folder...) is checked against the data roots first (safe mode)."""
+    from promptweave.data.roots import check_read, looks_like_path
+
+    stack: list[tuple[str, Any]] = [(k, v) for k, v in args.items() if k != "path"]
+    while stack:
+        where, item = stack.pop()
+        if looks_like_path(item):
+            check_read(item, field=where, value=item)
+        elif isinstance(item, Mapping):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
+from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, regular, rows
 
 
 def _subset(ctx: LoadContext, path: str, name: Any, exts: tuple[str, ...]) -> Path:
@@ -24,7 +24,7 @@ def _subset(ctx: LoadContext, path: str, name: Any, exts: tuple[str, ...]) -> Pa
 
 def _records(f: Path) -> list[tuple[str, Any]]:
     """JSON lines, or one JSON array (the ``datasets`` json builder reads both)."""
-    text = f.read_text(encoding="utf-8")
+    text = regular(f).read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
         return [(f"item {i}", r) for i, r in enumerate(json.loads(text))]
     return jsonl(f)

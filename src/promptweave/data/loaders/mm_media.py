@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from promptweave.data.loaders.base import LoadContext, Splits, rows
+from promptweave.data.sources import check_regular
 from promptweave.prompt.multimodal import build_content
 
 _VOCALSOUND_QUESTION = ("In this audio, what kind of sound can you hear? "
@@ -25,7 +26,7 @@ def vocalsound(ctx: LoadContext, path: str, audio_type: str) -> Splits:
         raise ctx.fail("path must be a folder of .wav files", file=folder, where="path", value=path)
     items = []
     for f in Path(folder).glob("*.wav"):
-        url = str(f) if audio_type == "audio_path" else base64.b64encode(f.read_bytes()).decode("ascii")
+        url = str(f) if audio_type == "audio_path" else base64.b64encode(check_regular(f).read_bytes()).decode("ascii")
         items.append((f.name, {"audio_url": url,
                                "content": build_content([("audio", url), ("text", _VOCALSOUND_QUESTION)]),
                                "answer": os.path.splitext(str(f))[0].split("_")[-1]}))
