@@ -21,7 +21,7 @@ _NOT_SOURCES = frozenset({"type", "abbr", "reader_cfg", "infer_cfg", "eval_cfg",
 @dataclass(frozen=True)
 class DataSource:
     """One place a dataset reads from. ``kind``: ``file`` / ``folder`` (a local path), ``missing`` (a local
-    path not found), ``hub`` (a name only the Hugging Face cache can hold) or ``inline`` (rows in the config)."""
+    path not found) or ``hub`` (a name only the Hugging Face cache can hold)."""
 
     dataset: str
     field: str
@@ -32,11 +32,9 @@ class DataSource:
 
     @property
     def present(self) -> bool:
-        return self.kind in ("file", "folder", "inline")
+        return self.kind in ("file", "folder")
 
     def line(self) -> str:
-        if self.kind == "inline":
-            return f"data: {self.dataset}: inline rows in the config"
         if self.kind == "hub":
             return (f"data: {self.dataset}: {self.field}={self.value!r}: no local file; a Hugging Face cache name "
                     "(read offline, never downloaded)")
@@ -58,7 +56,7 @@ def data_sources(cfg: Mapping[str, Any], *, base_dir: Path | str | None, name: s
         return []
     shown = name or str(cfg.get("abbr") or "dataset")
     if "rows" in cfg or "train_rows" in cfg or "test_rows" in cfg:
-        return [DataSource(shown, "rows", "", "", "inline")]
+        return []  # rows written in the config: nothing is read
     roots = data_roots(base_dir)
     trusted = current_data_policy().trusted
     loader = cfg.get("type") is not None

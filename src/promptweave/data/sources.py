@@ -29,6 +29,7 @@ def check_regular(path: Path | str, *, field: str | None = None) -> Path:
     """Refuse at once anything but a regular file (``/dev/zero``, a FIFO, a folder): reading one would hang,
     never end or fail deep inside a parser. ``stat`` never opens the path, so a FIFO cannot block here."""
     p = Path(path)
+    check_read(p, field=field, value=str(path))  # safe mode: data roots first (data/roots.py)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
