@@ -21,7 +21,8 @@ def lint_cmd(
                                                    "at this path (file or folder) outside the data roots; repeatable."),
     allow_env: list[str] | None = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
-                                                  "API key (key='ENV' / api_key_env); repeatable."),
+                                                  "API key (key='ENV' / api_key_env) to the one host the config "
+                                                  "sends it to; NAME@HOST grants each host by name; repeatable."),
 ) -> None:
     """Check config files as 'run' would (templates, roles, forms, eval_cfg, prompts) without calling a model.
 

@@ -33,7 +33,8 @@ def view_cmd(
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
     allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
-                                                  "API key (key='ENV' / api_key_env); repeatable."),
+                                                  "API key (key='ENV' / api_key_env) to the one host the config "
+                                                  "sends it to; NAME@HOST grants each host by name; repeatable."),
     allow_data: Optional[List[str]] = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
                                                    "at this path (file or folder) outside the data roots; repeatable."),
     # eval hook (eval helper): judge prompts recorded by a run

@@ -1,6 +1,7 @@
 """``load_dataset``: an OpenCompass-shaped dataset dict -> train and test rows as the retriever sees them."""
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,8 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
         return _one_file(files, file), f"file: {files}"
 
     target = _target(base, path, file)
+    if _exists(target):  # safe mode: named as written, so a refusal shows the link and where it leads
+        check_read(base / os.path.expanduser(path), field="path", value=path)
     if _exists(target) and not target.is_dir():  # read_file refuses devices, FIFOs... naming the path
         return read_file(target), f"{FILE_FORMATS.get(target.suffix.lower(), 'file')}: {target}"
     if target.is_dir():

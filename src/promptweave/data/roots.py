@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from promptweave.errors import DataOutsideRootsError
 
@@ -55,7 +56,7 @@ class Scope:
 
     roots: tuple[Root, ...]
     file: str | None = None
-    reads: list[str] = field(default_factory=list)
+    reads: dict[str, None] = field(default_factory=dict)  # in order, each once
 
 
 _policy = DataPolicy()
@@ -160,8 +161,7 @@ def check_read(path: str | os.PathLike[str], *, field: str | None = None, value:
     shown = os.fspath(path)
     if root_for(shown, scope.roots) is None:
         raise outside(shown, scope.roots, field=field, value=value)
-    if shown not in scope.reads:
-        scope.reads.append(shown)
+    scope.reads.setdefault(shown, None)
 
 
 def outside(path: str, roots: Iterable[Root], *, field: str | None = None,
@@ -175,7 +175,7 @@ def outside(path: str, roots: Iterable[Root], *, field: str | None = None,
     where = f"{path}" + (f" (really {real})" if real != _absolute(path) else "")
     why = ("is a hidden file or folder inside a data root" if hidden else
            "is outside the data roots (" + ", ".join(dict.fromkeys(r.what for r in roots)) + ")")
-    kw: dict[str, object] = {} if value is None else {"value": value}
+    kw: dict[str, Any] = {} if value is None else {"value": value}
     return DataOutsideRootsError(
         f"safe mode refuses to read data at {where}: it {why}; a config does not choose which of your files "
         "leave this machine", field=field or "path", expected=f"{ALLOW_FLAG} {real} on the command line if the "
