@@ -218,3 +218,17 @@ def test_root_check_agrees_with_file_identity_over_spellings(layout, prefix, par
         elif not any(root_for(spelling, [r]) for r in data_roots(cfg)):
             with pytest.raises(DataOutsideRootsError):
                 check_read(spelling)
+
+
+@pytest.mark.parametrize("command", [["view"], ["spread", "--dry-run", "-n", "2", "-w", "SPREAD"]])
+def test_view_and_spread_take_the_same_rule_and_flag(layout, recorder, command):
+    elsewhere = layout / "elsewhere"
+    cfg = _config(layout / "cfg", recorder.url, f"path={str(elsewhere / 'x.jsonl')!r}")
+    argv = [c.replace("SPREAD", str(layout.parent / "s")) for c in command] + [str(cfg)]
+    res = CliRunner().invoke(app, argv)
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and "[PW260]" in out and "datasets[0].path" in out, out
+    res = CliRunner().invoke(app, [*argv, "--allow-data", str(elsewhere)])
+    assert res.exit_code == 0, res.output
+    assert "[PW260]" not in res.output
+    assert recorder.seen == []
