@@ -89,8 +89,9 @@ def _named_paths(cfg: Mapping[str, Any], loader: bool) -> Iterator[tuple[str, st
         stack += [(k, v) for k, v in cfg.items() if k not in _NOT_SOURCES and k not in ("path", "data_files")]
     while stack:
         field, item = stack.pop(0)
-        if isinstance(item, str) and item and (field.startswith("data_files") or looks_like_path(item)):
-            yield field, item
+        if isinstance(item, str) and item and (field.startswith("data_files") or (
+                looks_like_path(item) and _exists_as_written(item))):
+            yield field, item  # another argument counts when it names a place that exists (not a file-name suffix)
         elif isinstance(item, Mapping):
             stack[:0] = [(f"{field}.{k}", v) for k, v in item.items()]
         elif isinstance(item, (list, tuple)):
@@ -125,6 +126,13 @@ def _plain(value: str, base_dir: Path | str | None, *, hub_ok: bool) -> tuple[st
     looks_local = (not hub_ok or Path(value).suffix.lower() in FILE_FORMATS or value.startswith((".", "/", "~"))
                    or value.count("/") > 1)
     return ("missing" if looks_local else "hub"), (str(target) if looks_local else value)
+
+
+def _exists_as_written(text: str) -> bool:
+    try:
+        return _exists(Path(os.path.expanduser(text)))
+    except RuntimeError:
+        return False
 
 
 def _exists(p: Path) -> bool:

@@ -218,19 +218,30 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
 
 
 def _check_path_args(args: Mapping[str, Any]) -> None:
-    """The reference's own code opens its other arguments itself: any that names a file system location
-    (``data_files``, an image folder...) is checked against the data roots first (safe mode)."""
+    """The reference's own code opens its other arguments itself: any that names an existing file system location
+    (``data_files``, an image folder), on its own or joined to the located ``path`` as some references join
+    ``path + filename``, is checked against the data roots first (safe mode)."""
     from promptweave.data.roots import check_read, looks_like_path
 
+    base = args.get("path") if isinstance(args.get("path"), str) else None
     stack: list[tuple[str, Any]] = [(k, v) for k, v in args.items() if k != "path"]
     while stack:
         where, item = stack.pop()
         if looks_like_path(item):
-            check_read(item, field=where, value=item)
+            for cand in (item, base + item if base else None):
+                if cand is not None and _exists(cand):
+                    check_read(cand, field=where, value=item)
         elif isinstance(item, Mapping):
             stack.extend((f"{where}.{k}", v) for k, v in item.items())
         elif isinstance(item, (list, tuple)):
             stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.exists(os.path.expanduser(path))
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 @contextmanager
