@@ -256,3 +256,17 @@ class AttackStageError(UnsupportedError):
     """An eval config asks for PromptBench's adversarial prompt search, which needs the ``promptbench`` package."""
 
     code = "PW170"
+
+
+# -- data fetch (data/fetch.py, data/archive.py) ---------------------------------------------------------------------
+class DataFetchError(DataError):
+    """``data fetch`` could not get a dataset's archive: no known source, a failed or short download, a wrong md5,
+    or an archive member that could write outside the data root."""
+
+    code = "PW270"
+
+
+class ChecksumError(DataFetchError):
+    """A downloaded archive's md5 is not the one the table (or ``--md5-table``) pins."""
+
+    code = "PW271"
