@@ -146,6 +146,7 @@ class TaskOutcome:
     predictions_path: str | None = None
     failed_conversations: int = 0
     failed_rows: int = 0
+    ci95: dict = field(default_factory=dict)  # metric -> [lo, hi] (evaluate/intervals.py)
 
     @property
     def ok(self) -> bool:
