@@ -110,3 +110,14 @@ def test_a_real_runs_results_carry_n_and_a_wilson_interval(tmp_path: Path) -> No
     assert res["metrics_ci95"]["accuracy"] == pytest.approx([100 * lo, 100 * hi])
     assert res["ci_method"]["accuracy"] == "wilson"
     assert outs[0].ci95["accuracy"] == res["metrics_ci95"]["accuracy"]
+
+
+def test_the_single_run_page_shows_each_interval(tmp_path: Path) -> None:
+    answers = iter("ABCDABCDAB")
+    with StubServer(answer=lambda body: next(answers, "A")) as server:
+        run_tasks(toy_tasks(server.url)[:1], tmp_path / "w", show_progress=False)
+    assert run_cli(["report", str(tmp_path / "w"), "-o", str(tmp_path / "r.html")]) == 0
+    res = json.loads((tmp_path / "w/results/stub-model/toy-gen.json").read_text())
+    lo, hi = res["metrics_ci95"]["accuracy"]
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="interval-table"' in html and f"{lo:.2f} – {hi:.2f}" in html and "wilson" in html

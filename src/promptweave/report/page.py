@@ -105,7 +105,8 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
-        table=score_table(wd), runs=[_run_view(wd, index, blobs, charts, scores)], spread=spread_section(wd.path),
+        table=score_table(wd), intervals=interval_rows(wd), runs=[_run_view(wd, index, blobs, charts, scores)],
+        spread=spread_section(wd.path),
         css=_asset("report.css"), js=_asset("report.js"),
         index_json=_script_json({"mode": "single", "runs": [{"tasks": index}], "wire_roles": dict(OPENAI_ROLES)}),
         deltas=[])
@@ -126,12 +127,30 @@ def build_compare(a: str | Path, b: str | Path, *, title: str | None = None) -> 
     return _template().render(
         title=title or f"promptweave compare · {wa.path.name} vs {wb.path.name}", mode="compare",
         generated=_now(), table=None, runs=runs, css=_asset("report.css"), js=_asset("report.js"),
-        deltas=deltas, changes_blob=blob,
+        deltas=deltas, changes_blob=blob, intervals=[],
         index_json=_script_json({"mode": "compare", "runs": [{"tasks": r["index"]} for r in runs],
                                  "changes": [{"model": c["model"], "dataset": c["dataset"], "n": len(c["changed"]),
                                               "unchanged": c["unchanged"], "unmatched": c["unmatched"],
                                               "truncated": c["truncated"], "counts": c["counts"]}
                                              for c in changes], "wire_roles": dict(OPENAI_ROLES)}))
+
+
+def interval_rows(wd: WorkDir) -> list[dict]:
+    """Each score with its 95% interval and the method, as the results files give them."""
+    out = []
+    for t in wd.tasks:
+        ci = t.result.get("metrics_ci95") if isinstance(t.result, dict) else None
+        how = t.result.get("ci_method") if isinstance(t.result, dict) else None
+        if not isinstance(ci, dict):
+            continue
+        for metric, value in t.metrics.items():
+            bounds = ci.get(metric)
+            if (isinstance(bounds, list) and len(bounds) == 2
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)):
+                out.append({"dataset": t.dataset, "model": t.model, "metric": metric, "score": value,
+                            "lo": float(bounds[0]), "hi": float(bounds[1]), "n": t.result.get("n"),
+                            "method": str(how.get(metric, "")) if isinstance(how, dict) else ""})
+    return out
 
 
 def with_tests(deltas: list[dict], paired: list[dict], note: str | None) -> list[dict]:
