@@ -256,3 +256,16 @@ class AttackStageError(UnsupportedError):
     """An eval config asks for PromptBench's adversarial prompt search, which needs the ``promptbench`` package."""
 
     code = "PW170"
+
+
+# -- the library call, its options and the model contract --
+class RunOptionsError(ConfigError):
+    """A run option (a ``RunOptions`` field or the CLI flag of the same name) has a value no run can take."""
+
+    code = "PW180"
+
+
+class ModelConfigError(ConfigError):
+    """A model config entry has a field of the wrong type or shape (read at the config boundary, ``ModelConfig``)."""
+
+    code = "PW181"

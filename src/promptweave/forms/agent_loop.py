@@ -490,11 +490,11 @@ def mark_refused(tasks: Sequence[Any], allow_code_exec: bool) -> None:
     if allow_code_exec:
         return
     for t in tasks:
-        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:
+        if getattr(t, "mode", None) == "agent" and t.refused is None:
             try:
                 require_code_exec(False, field=t.settings.get("where") or "infer_cfg.inferencer", value=t.settings.get("infer_mode"))
             except CodeExecutionError as exc:
-                t.settings["refused"] = exc
+                t.refused = exc
 
 
 # -- the agent's definition in a model config (OpenCompass's CodeAgent / LagentAgent) -------------------------------
