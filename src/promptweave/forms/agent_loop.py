@@ -402,10 +402,9 @@ class AgentInferencer:
         template, an observation taking the SYSTEM role where the template's rounds have one, else HUMAN's."""
         from promptweave.engine.builder import render_prompt
 
-        if getattr(self.model, "kind", None) == "api":
+        if self.model.kind == "api":  # the prompt side of the model (engine.spec.ModelSpec), not its backend
             return [{"role": t.role, "prompt": t.prompt} for t in prompt.items if isinstance(t, Turn)]
-        meta = getattr(self.model, "meta", None)
-        rounds = getattr(meta, "round_index", None) or {}
+        rounds = self.model.meta.round_index if self.model.meta is not None else {}
         if "SYSTEM" not in rounds:
             depth, items = 0, []
             for it in prompt.items:
