@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.config import Config
+from promptweave.config.model_config import ModelConfig, model_config_of
 from promptweave.errors import PromptweaveError
 from promptweave.run.options import RunOptions
 from promptweave.work.task import Task, TaskOutcome
@@ -31,6 +32,7 @@ class OpenedRun:
     datasets: list[int]
     models: list[int]
     judge: Any = None  # the --judge-model config for datasets whose judge_cfg is empty
+    model_configs: list[ModelConfig] = field(default_factory=list)  # the selected models' entries, typed
 
     @property
     def file(self) -> str:
@@ -96,14 +98,21 @@ def apply_policy(options: RunOptions) -> None:
 
 
 def select_run(cfg: Config, options: RunOptions) -> tuple[list[int], list[int]]:
-    """The selected datasets and models (by abbr), and the env rule on their API keys checked before planning."""
+    """The selected datasets and models (by abbr), each selected model's entry typed (``ModelConfig``: a wrong field
+    is PW181), and the env rule on their API keys checked before planning."""
     from promptweave.config.select import select
     from promptweave.models.factory import check_api_keys
 
     ds_ids = list(select(cfg.dataset_abbrs(), options.datasets, "dataset", cfg))
     model_ids = list(select(cfg.model_abbrs(), options.models, "model", cfg))
+    typed_models(cfg, model_ids)
     check_api_keys(cfg, model_ids, ds_ids)
     return ds_ids, model_ids
+
+
+def typed_models(cfg: Config, model_ids: Sequence[int]) -> list[ModelConfig]:
+    """The selected ``models`` entries as :class:`ModelConfig` (checked at the config boundary)."""
+    return [model_config_of(cfg.models[j], file=str(cfg.path), where=f"models[{j}]") for j in model_ids]
 
 
 def open_run(config: str | Path | Config, options: RunOptions) -> OpenedRun:
@@ -115,7 +124,8 @@ def open_run(config: str | Path | Config, options: RunOptions) -> OpenedRun:
     apply_policy(options)
     cfg = config if isinstance(config, Config) else load_config(Path(config), trust=options.trust_config)
     ds_ids, model_ids = select_run(cfg, options)
-    return OpenedRun(cfg, options, ds_ids, model_ids, judge_model_cfg(cfg, options.judge_model))
+    return OpenedRun(cfg, options, ds_ids, model_ids, judge_model_cfg(cfg, options.judge_model),
+                     typed_models(cfg, model_ids))
 
 
 def plan_tasks(run: OpenedRun, config: Config | None = None, *, datasets: Sequence[int] | None = None,
@@ -206,4 +216,4 @@ def evaluate_config(config: str | Path | Config, options: RunOptions | None = No
 
 
 __all__ = ["OpenedRun", "RunOptions", "RunResult", "apply_policy", "check_before_sending", "collected_warnings", "evaluate_config",
-           "execute_run", "open_run", "plan_run", "plan_tasks", "select_run", "write_run_report"]
+           "execute_run", "open_run", "plan_run", "plan_tasks", "select_run", "typed_models", "write_run_report"]
