@@ -270,3 +270,16 @@ class ChecksumError(DataFetchError):
     """A downloaded archive's md5 is not the one the table (or ``--md5-table``) pins."""
 
     code = "PW271"
+
+
+# -- the library call, its options and the model contract --
+class RunOptionsError(ConfigError):
+    """A run option (a ``RunOptions`` field or the CLI flag of the same name) has a value no run can take."""
+
+    code = "PW180"
+
+
+class ModelConfigError(ConfigError):
+    """A model config entry has a field of the wrong type or shape (read at the config boundary, ``ModelConfig``)."""
+
+    code = "PW181"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from promptweave.errors import ModelError
-from promptweave.models.base import GenerationParams, Message
+from promptweave.models.base import Capabilities, GenerationParams, Message
 from promptweave.models.reply_limits import ReplyLimits, ReplyTooLarge, inflate, loads
 
 
@@ -164,6 +164,10 @@ class OpenAICompatModel:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
         self.endpoint = endpoint
+        # an HTTP server: sent concurrently, answers stored as they arrive; a chat-only server takes text prompts
+        # as one user message
+        self.capabilities = Capabilities(remote=True, result_bursts=True, tool_calls=True,
+                                         chat_endpoint=endpoint == "chat")
         if concurrency < 1:
             raise ModelError("concurrency must be at least 1", field="concurrency", value=concurrency)
         self.base_url = _strip_endpoint(base_url)
@@ -352,8 +356,6 @@ class OpenAICompatModel:
         return (scores, offsets) if with_offsets else scores
 
     # -- batch driver ----------------------------------------------------------
-    batches_results = True  # run_batch takes ``on_results`` (infer/dispatch.py stores each burst in one go)
-
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
                   on_result: Callable[[int, Any], None] | None = None,
                   on_error: Callable[[int, ModelError], None] | None = None,

@@ -31,8 +31,8 @@ CACHE_FILE = "cache.sqlite"
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
-    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     run_owns_the_warning(model)
     form = form_for(task.mode)
     if form.columnar and task.golds is not None and isinstance(records, RecordChunk) and records.columnar:
@@ -238,8 +238,8 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     got = form_for(task.mode).infer_rows(task, model, cache, progress)
     if got is not None:  # a form that gives its rows (and what scoring needs) at once
         return got
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     out: list[dict[str, Any]] = []
     for batch in batches(task.records, rows_per_batch):
         out.extend(_rows(task, batch, model, cache, progress))
@@ -333,8 +333,8 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
 
     A scoring failure fails the task but keeps its (unscored) predictions.
     """
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     state = _Journal(journal)
     state.open()
     try:
@@ -437,7 +437,7 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
         bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
         for name, group in order.items():
             try:  # a model whose every task was refused at plan time is never loaded: each fails with its reason
-                refused = all(t.settings.get("refused") is not None for t in group)
+                refused = all(t.refused is not None for t in group)
                 model = None if refused else group[0].make_model()
             except PromptweaveError as exc:
                 for t in group:  # each task says why it has no predictions
