@@ -28,35 +28,15 @@ def report_cmd(
 
     from promptweave.cli.common import fail
     from promptweave.errors import PromptweaveError, ReportError
-    from promptweave.report import (
-        load_workdir,
-        score_table,
-        to_csv,
-        to_markdown,
-        write_report,
-    )
+    from promptweave.report import write_report
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if len(workdirs) > 2:
             raise ReportError("report takes one work dir, or two to compare", field="WORKDIR",
                               value=[str(w) for w in workdirs], expected="1 or 2 paths")
-        exports = [(dest, fmt) for dest, fmt in ((csv_out, to_csv), (md_out, to_markdown)) if dest]
-        if exports:
-            if len(workdirs) != 1:
-                raise ReportError("--csv / --markdown export one work dir's table", field="WORKDIR",
-                                  value=[str(w) for w in workdirs], expected="one path")
-            table = score_table(load_workdir(workdirs[0]))
-            for dest, fmt in exports:
-                text = fmt(table)
-                if dest == "-":
-                    sys.stdout.write(text)
-                else:
-                    Path(dest).parent.mkdir(parents=True, exist_ok=True)
-                    Path(dest).write_text(text, encoding="utf-8")
-                    err.print(f"score table written to {dest}", markup=False)
-            if output is None:
-                return
+        if export_tables(workdirs, csv_out, md_out, err) and output is None:
+            return
         if json_out and len(workdirs) != 2:
             raise ReportError("--json writes the comparison of two work dirs", field="WORKDIR",
                               value=[str(w) for w in workdirs], expected="two paths (A then B)")
@@ -96,3 +76,26 @@ def compare_summary(a: Path, b: Path, json_out: str | None, err: Any) -> None:
             Path(json_out).parent.mkdir(parents=True, exist_ok=True)
             Path(json_out).write_text(text + "\n", encoding="utf-8")
             err.print(f"comparison written to {json_out}", markup=False)
+
+
+def export_tables(workdirs: list[Path], csv_out: str | None, md_out: str | None, err: Any) -> bool:
+    """``--csv`` / ``--markdown``: the score table of one work dir; whether any was asked for."""
+    from promptweave.errors import ReportError
+    from promptweave.report import load_workdir, score_table, to_csv, to_markdown
+
+    exports = [(dest, fmt) for dest, fmt in ((csv_out, to_csv), (md_out, to_markdown)) if dest]
+    if not exports:
+        return False
+    if len(workdirs) != 1:
+        raise ReportError("--csv / --markdown export one work dir's table", field="WORKDIR",
+                          value=[str(w) for w in workdirs], expected="one path")
+    table = score_table(load_workdir(workdirs[0]))
+    for dest, fmt in exports:
+        text = fmt(table)
+        if dest == "-":
+            sys.stdout.write(text)
+        else:
+            Path(dest).parent.mkdir(parents=True, exist_ok=True)
+            Path(dest).write_text(text, encoding="utf-8")
+            err.print(f"score table written to {dest}", markup=False)
+    return True
