@@ -22,7 +22,8 @@ a ``reader_cfg`` that is not a dict (``PJExam``: a trailing comma makes it a tup
 constructor takes no ``prompt``).
 
 **In the environment OpenCompass users have** (opencompass installed with its dependencies, promptweave installed
-into it): when ``/work/venvs/oc-full`` (or ``$PROMPTWEAVE_OC_FULL_VENV``) holds such a venv, the OpenCompass row
+into it): when ``$PROMPTWEAVE_OC_FULL_VENV`` (else ``.venvs/oc-full`` in the checkout, built by
+``tools/build_reference_venvs.sh``) holds such a venv, the OpenCompass row
 gets a third figure, ``lint --no-data`` of each config *alone in a fresh process* there
 (``benchmarks/oc_full_sweep.py``, run with that venv's interpreter; ``--full-env-json FILE...`` reads finished or
 partial runs instead of starting one, merged with later files winning, ``--full-env-limit N`` samples N configs),
@@ -262,7 +263,7 @@ FULL_ENV_VENV = "PROMPTWEAVE_OC_FULL_VENV"
 
 
 def full_env_python() -> Path | None:
-    root = Path(os.environ.get(FULL_ENV_VENV) or "/work/venvs/oc-full")
+    root = Path(os.environ.get(FULL_ENV_VENV) or Path(__file__).resolve().parents[1] / ".venvs" / "oc-full")
     py = root / "bin" / "python"
     return py if py.is_file() else None
 

@@ -1,8 +1,8 @@
 """``promptweave lint --no-data`` of each shipped OpenCompass dataset config, each alone in a fresh process, in the
 environment OpenCompass users have (opencompass installed *with* its dependencies, promptweave installed into it).
 
-Run with that environment's interpreter (``benchmarks/config_sweep.py`` does, when ``/work/venvs/oc-full`` or
-``$PROMPTWEAVE_OC_FULL_VENV`` exists)::
+Run with that environment's interpreter (``benchmarks/config_sweep.py`` does, when ``$PROMPTWEAVE_OC_FULL_VENV`` or
+``.venvs/oc-full`` in the checkout holds it)::
 
     V/bin/python benchmarks/oc_full_sweep.py --json out.json [--limit N] [--jobs 2]
 

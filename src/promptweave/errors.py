@@ -258,6 +258,33 @@ class AttackStageError(UnsupportedError):
     code = "PW170"
 
 
+# -- data fetch (data/fetch.py, data/archive.py) ---------------------------------------------------------------------
+class DataFetchError(DataError):
+    """``data fetch`` could not get a dataset's archive: no known source, a failed or short download, a wrong md5,
+    or an archive member that could write outside the data root."""
+
+    code = "PW270"
+
+
+class ChecksumError(DataFetchError):
+    """A downloaded archive's md5 is not the one the table (or ``--md5-table``) pins."""
+
+    code = "PW271"
+
+
+# -- the library call, its options and the model contract --
+class RunOptionsError(ConfigError):
+    """A run option (a ``RunOptions`` field or the CLI flag of the same name) has a value no run can take."""
+
+    code = "PW180"
+
+
+class ModelConfigError(ConfigError):
+    """A model config entry has a field of the wrong type or shape (read at the config boundary, ``ModelConfig``)."""
+
+    code = "PW181"
+
+
 # -- data roots and secret destinations (safe mode: data stays home, a key reaches only the hosts granted) --
 class DataOutsideRootsError(DataError):
     """Safe mode refused a data file or folder outside the data roots (the config's folder, ``./data``, the

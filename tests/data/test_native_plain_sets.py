@@ -1,7 +1,7 @@
 """Native loaders of the plain-reading families (data/loaders/plain_sets.py) give the reference's rows.
 
 Each case writes stand-in files in the layout OpenCompass 0.5.4's loader reads; :data:`EXPECTED` holds the rows
-that loader's own class returned on the same files, dumped once with ``/work/venvs/oc-full/bin/python`` running
+that loader's own class returned on the same files, dumped once with ``$PROMPTWEAVE_OC_FULL_VENV/bin/python`` running
 :data:`REFERENCE`. Where ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
 """
 from __future__ import annotations
@@ -117,7 +117,7 @@ CASES = {"xiezhi": _xiezhi, "xiezhi_eng": _xiezhi_eng, "csl_v2": _csl_v2, "crows
          "jigsaw": _jigsaw, "flores": _flores, "humanevalx": _humanevalx, "cb_v2": _cb_v2, "copa_v2": _copa_v2,
          "eprstmt_v2": _eprstmt_v2, "wic_v2": _wic_v2, "cluewsc_v2": _cluewsc_v2, "chid_v2": _chid_v2}
 
-# dumped once from OpenCompass 0.5.4's classes (/work/venvs/oc-full, REFERENCE below) on the files above
+# dumped once from OpenCompass 0.5.4's classes ($PROMPTWEAVE_OC_FULL_VENV, REFERENCE below) on the files above
 EXPECTED: dict[str, dict[str, list[dict[str, Any]]]] = {'cb_v2': {'': [{'premise': 'p', 'hypothesis': 'h', 'label': 'C', 'idx': 0},
                 {'premise': 'p2', 'hypothesis': 'h2', 'label': 'A', 'idx': 1}]},
  'chid_v2': {'': [{'content': '他______地走了', 'A': '甲', 'B': '乙', 'C': '丙', 'answer': 'C'},
@@ -241,7 +241,7 @@ def test_humanevalx_unknown_language_and_corrupt_gzip_are_typed(tmp_path, monkey
     assert "gzip" in _fails(cfg, monkeypatch)
 
 
-# flores_postprocess / flores_postprocess_chinese of OpenCompass 0.5.4 (/work/venvs/oc-full) on these replies
+# flores_postprocess / flores_postprocess_chinese of OpenCompass 0.5.4 ($PROMPTWEAVE_OC_FULL_VENV) on these replies
 _FLORES_IN = ["  Hello world.\nsecond line", "\n\n你好，世界。  今天\t天气 很好。\n第二行", "", "北京 欢迎你"]
 _FLORES_OUT = ["Hello world.", "你好，世界。  今天\t天气 很好。", "", "北京 欢迎你"]
 _FLORES_ZH_OUT = ["Hello   world .", "你好 ， 世界 。   今天   天气   很 好 。", "", "北京   欢迎 你"]

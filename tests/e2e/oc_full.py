@@ -1,6 +1,6 @@
 """The OpenCompass users' environment: opencompass installed *with* its dependencies in its own venv
-(``/work/venvs/oc-full``, or ``$PROMPTWEAVE_OC_FULL_VENV``; built as the README's "OpenCompass with its
-dependencies" section says). Tests that need it skip, saying how to build it, when it is absent."""
+(named by ``$PROMPTWEAVE_OC_FULL_VENV``; built by ``tools/build_reference_venvs.sh`` or as docs/lint.md's
+"Reference environments" says). Tests that need it skip, saying how to build it, when it is absent."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,7 @@ def python_or_skip() -> Path:
         pytest.skip("needs OpenCompass installed with its dependencies in a venv named by "
                     "$PROMPTWEAVE_OC_FULL_VENV: python -m venv V; V/bin/pip install torch==2.13.0; "
                     "V/bin/pip install -c <(echo torch==2.13.0) 'opencompass==0.5.4' 'numpy<2'; "
-                    "V/bin/pip install -e . (see README)")
+                    "V/bin/pip install -e . (see docs/lint.md)")
     return root / "bin" / "python"
 
 

@@ -4,7 +4,7 @@ own rules where they differ from OpenCompass's (``CodeUEvaluator``, ``SciFiEvalu
 reported as ``accuracy``), scores equal to AISBench's.
 
 The expected scores were computed once with AISBench 3.1's own loader classes, ``general_postprocess`` and
-evaluators in its full environment (``/work/venvs/ais-full``) on the same records and replies; with
+evaluators in its full environment (``$PROMPTWEAVE_AIS_FULL_VENV``) on the same records and replies; with
 ``$PROMPTWEAVE_AIS_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """The shared LVE conformance corpora pass through the public path (skipped where absent)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from promptweave.conformance.runner import run_files
 
-CORPUS = Path("/work/shared/conformance")
+CORPUS = Path(os.environ.get("PROMPTWEAVE_CONFORMANCE") or Path(__file__).resolve().parents[3] / "shared" / "conformance")
 FILES = sorted(CORPUS.glob("lve-*.jsonl.gz")) if CORPUS.is_dir() else []
 
 

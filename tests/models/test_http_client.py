@@ -27,6 +27,7 @@ from promptweave.models.openai_compat import (
     _Conn,
     _Reply,
 )
+from promptweave.models.reply_limits import ReplyLimits
 
 CHAT = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}}]}
 
@@ -101,8 +102,8 @@ class RawServer:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)  # a GET has no body
                 await reader.readexactly(length)
                 n, self.requests = self.requests, self.requests + 1
                 for action in self.script(n):
@@ -235,7 +236,7 @@ class _Sink:
 def _feed(raw: bytes, cuts: list[int]) -> tuple[_Reply | BaseException, _Conn]:
     loop = asyncio.new_event_loop()
     try:
-        conn = _Conn(loop, timeout=60.0)
+        conn = _Conn(loop, ReplyLimits(timeout=60.0))
         conn.connection_made(_Sink())  # type: ignore[arg-type]
         fut = conn.request(b"POST / HTTP/1.1\r\n\r\n")
         pos = 0

@@ -102,6 +102,12 @@ def not_found(path: str, tried: list[Path] | tuple[Path, ...], rule: str, *, abb
         how = (f"the files at <folder>/{local}: set {COMPASS_ENV}=<folder>, or run from <folder>, or use "
                f"~/.cache/opencompass as <folder> (OpenCompass's data archive unpacks to this layout; "
                "promptweave never downloads)")
+    from promptweave.data.fetch import known_archive
+
+    archive = known_archive(path)
+    if archive is not None:
+        config = (file or "CONFIG").split(":")[0]
+        how += f"; or get it with `promptweave data fetch {config}` (the reference's {archive}, md5-checked)"
     return DataNotFoundError(f"{who}: data not found for {path!r}; tried {where}", file=file, field=field,
                              expected=how)
 

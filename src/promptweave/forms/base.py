@@ -203,7 +203,7 @@ class Form:
             except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks still run, this one fails with it
                 tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
                                   make_model=lambda mcfg=mcfg: p.make_model(mcfg),
-                                  records=[], mode=self.name, evaluation=evaluation, settings={"refused": exc}))
+                                  records=[], mode=self.name, evaluation=evaluation, refused=exc))
                 continue
             params = self.params(mcfg, p.settings)
             tasks.append(self.model_task(p, j, mspec, params, evaluation, extra))

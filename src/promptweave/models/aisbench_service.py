@@ -30,13 +30,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from typing import Any, Sequence
 
 from promptweave.errors import ConfigError, ModelError
 from promptweave.models.base import GenerationParams, Message
-from promptweave.models.openai_compat import OpenAICompatModel
+from promptweave.models.openai_compat import OpenAICompatModel, TransportError, served_models
 from promptweave.models.sse import json_events
 
 # what AISBench's chat classes assume when a config gives no meta template
@@ -135,12 +134,10 @@ class AISBenchServiceModel(OpenAICompatModel):
         if self.model:
             return self.model
         url = urllib.parse.urljoin(self.service_root, "v1/models")
-        req = urllib.request.Request(url, headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310 - the configured server
-                data = json.loads(resp.read())
+            data = served_models(url, self.headers, self.limits)
             self.model = str(data["data"][0]["id"])
-        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        except (TransportError, ValueError, KeyError, IndexError, TypeError) as exc:
             raise ModelError(f"model is empty and {url} did not name the served model ({exc}); set model='...'",
                              field="models[].model", value="") from None
         return self.model
@@ -176,7 +173,7 @@ class AISBenchServiceModel(OpenAICompatModel):
         joined to its content as AISBench's prediction is."""
         chat = path.endswith("/chat/completions")
         if body.get("stream") is True and not resp.content.lstrip().startswith(b"{"):
-            return stream_reply(json_events(resp.content), chat=chat)
+            return stream_reply(json_events(resp.content, self.limits), chat=chat)
         data = resp.json()
         return with_reasoning(data) if chat else data
 

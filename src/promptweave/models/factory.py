@@ -310,6 +310,7 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
             rpm=cfg_get(cfg, "rpm") or (float(qps) * 60 if qps else None),
             max_retries=int(cfg_get(cfg, "retry", cfg_get(cfg, "max_retries", 6))),
             timeout=float(cfg_get(cfg, "timeout", 120.0)),
+            **reply_limits(cfg),
             extra_body=cfg_get(cfg, "extra_body"),
             revision=cfg_get(cfg, "revision"),
         )
@@ -356,6 +357,18 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
                      batch_size=int(batch))
 
 
+REPLY_LIMIT_KEYS = ("deadline", "max_reply_bytes", "max_event_bytes", "max_json_depth")
+
+
+def reply_limits(cfg: Any) -> dict[str, Any]:
+    """The reply bounds a model config sets (models/reply_limits.py), checked: a bad value names its field."""
+    from promptweave.models.reply_limits import ReplyLimits
+
+    given = {k: cfg_get(cfg, k) for k in REPLY_LIMIT_KEYS if cfg_get(cfg, k) is not None}
+    ReplyLimits(timeout=float(cfg_get(cfg, "timeout", 120.0)), **given)  # raises a typed error naming the field
+    return given
+
+
 def _aisbench_service(cfg: Any) -> bool:
     from promptweave.models.aisbench_service import is_service_type
 
@@ -374,6 +387,7 @@ def _build_aisbench_service(cfg: Any, name: str, retry_overrides: Mapping[str, A
         # AISBench's ``retry`` counts every attempt (its loop sends ``retry`` requests at most)
         max_retries=max(0, int(cfg_get(cfg, "retry", 2)) - 1),
         timeout=float(cfg_get(cfg, "timeout", 120.0)),
+        **reply_limits(cfg),
         revision=cfg_get(cfg, "revision"),
     )
     if cfg_get(cfg, "backoff_base") is not None:

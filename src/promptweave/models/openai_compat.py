@@ -25,12 +25,12 @@ import re
 import threading
 import time
 import urllib.parse
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from promptweave.errors import ModelError
-from promptweave.models.base import GenerationParams, Message
+from promptweave.models.base import Capabilities, GenerationParams, Message
+from promptweave.models.reply_limits import ReplyLimits, ReplyTooLarge, inflate, loads
 
 
 class ModelRequestError(ModelError):
@@ -152,6 +152,10 @@ class OpenAICompatModel:
         backoff_max: float = 60.0,
         retry_after_max: float = 300.0,
         timeout: float = 120.0,
+        deadline: float | None = None,
+        max_reply_bytes: int | None = None,
+        max_event_bytes: int | None = None,
+        max_json_depth: int | None = None,
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         revision: str | None = None,
@@ -160,6 +164,10 @@ class OpenAICompatModel:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
         self.endpoint = endpoint
+        # an HTTP server: sent concurrently, answers stored as they arrive; a chat-only server takes text prompts
+        # as one user message
+        self.capabilities = Capabilities(remote=True, result_bursts=True, tool_calls=True,
+                                         chat_endpoint=endpoint == "chat")
         if concurrency < 1:
             raise ModelError("concurrency must be at least 1", field="concurrency", value=concurrency)
         self.base_url = _strip_endpoint(base_url)
@@ -173,6 +181,9 @@ class OpenAICompatModel:
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
         self.timeout = timeout
+        given = {k: v for k, v in (("max_reply_bytes", max_reply_bytes), ("max_event_bytes", max_event_bytes),
+                                   ("max_json_depth", max_json_depth)) if v is not None}
+        self.limits = ReplyLimits(timeout=timeout, deadline=deadline, **given)
         self.extra_body = dict(extra_body or {})
         self.headers = dict(headers or {})
         self.revision = revision
@@ -219,7 +230,7 @@ class OpenAICompatModel:
 
     def decode_reply(self, resp: "_Reply", path: str, body: dict) -> Any:
         """The value of a 200 reply to ``body`` (its JSON; a subclass may read another framing, e.g. an event
-        stream). ``ValueError`` marks it malformed (retried)."""
+        stream). ``ValueError`` marks it malformed (retried); ``ReplyTooLarge`` fails the request."""
         return resp.json()
 
     # -- transport -----------------------------------------------------------
@@ -227,7 +238,7 @@ class OpenAICompatModel:
         headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        return _HTTP(connections, headers, self.timeout)
+        return _HTTP(connections, headers, self.limits)
 
     def _backoff(self, attempt: int) -> float:
         cap = min(self.backoff_max, self.backoff_base * (2 ** attempt))
@@ -245,6 +256,9 @@ class OpenAICompatModel:
             delay = self._backoff(attempt)
             try:
                 resp = await client.post(url, body)
+            except ReplyOversize as exc:  # the same request would get the same flood: not retried
+                raise RetriesExhaustedError(f"{url}: {exc}; the request is not retried", kind="too_large",
+                                            attempts=attempt + 1, field="model", value=self.model) from None
             except _TRANSIENT as exc:
                 last = f"{type(exc).__name__}: {exc}"
                 kind = exc.kind
@@ -253,6 +267,9 @@ class OpenAICompatModel:
                     try:
                         data = self.decode_reply(resp, path, body)
                         value = parse(data) if parse is not None else data
+                    except ReplyTooLarge as exc:
+                        raise RetriesExhaustedError(f"{url}: {exc}; the request is not retried", kind="too_large",
+                                                    attempts=attempt + 1, field="model", value=self.model) from None
                     except (ValueError, _Malformed) as exc:
                         # a proxy's HTML error page, a truncated body, a reply without choices: retry
                         last = (f"HTTP 200 with a body that is not JSON: {resp.text[:120]!r}"
@@ -339,8 +356,6 @@ class OpenAICompatModel:
         return (scores, offsets) if with_offsets else scores
 
     # -- batch driver ----------------------------------------------------------
-    batches_results = True  # run_batch takes ``on_results`` (infer/dispatch.py stores each burst in one go)
-
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
                   on_result: Callable[[int, Any], None] | None = None,
                   on_error: Callable[[int, ModelError], None] | None = None,
@@ -474,19 +489,21 @@ def openai_message(m: Message) -> Message:
 
 
 class _Reply:
-    __slots__ = ("status_code", "headers", "content")
+    __slots__ = ("status_code", "headers", "content", "max_json_depth")
 
-    def __init__(self, status: int, headers: dict[str, str], content: bytes) -> None:
+    def __init__(self, status: int, headers: dict[str, str], content: bytes,
+                 max_json_depth: int = ReplyLimits.max_json_depth) -> None:
         self.status_code = status
         self.headers = headers
         self.content = content
+        self.max_json_depth = max_json_depth
 
     @property
     def text(self) -> str:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return loads(self.content, self.max_json_depth)
 
 
 class TransportError(Exception):
@@ -519,7 +536,14 @@ class ReadTimeout(TransportTimeout):
     pass
 
 
+class ReplyOversize(TransportError):
+    """The reply passed ``max_reply_bytes`` while arriving: the connection is dropped, the request not retried."""
+
+    kind = "too_large"
+
+
 _MAX_HEAD = 1 << 16  # a reply head larger than this is not an HTTP server talking
+_MAX_INTERIM = 16  # ``100 Continue`` and friends before the real reply; a server sending more is stalling
 _STATUS = re.compile(r"[1-5][0-9][0-9]")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _HEX = re.compile(rb"[0-9a-fA-F]{1,15}")
@@ -530,12 +554,18 @@ class _Conn(asyncio.Protocol):
 
     Parsing in ``data_received`` (no reader tasks, no per-read timeouts or cancel scopes) is what makes
     a request cost a few tens of microseconds of the client's CPU instead of most of a millisecond.
-    The timeout is one timer per request that fires only after ``timeout`` seconds with no bytes received.
+    The timer is one per request: it fires after ``timeout`` seconds with no bytes received, or at the attempt's
+    total deadline however the bytes trickle in; the body is capped at ``max_reply_bytes`` as it arrives.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, limits: ReplyLimits) -> None:
         self._loop = loop
-        self._timeout = timeout
+        self._limits = limits
+        self._timeout = limits.timeout
+        self._max_body = limits.max_reply_bytes
+        self._due = 0.0  # the attempt's total deadline (loop time)
+        self._got = 0  # body bytes of this reply so far (chunked: the chunks kept)
+        self._interim = 0
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self._buf = bytearray()
@@ -560,8 +590,12 @@ class _Conn(asyncio.Protocol):
         self._last = self._loop.time()
         try:
             self._parse()
+            if self._waiter is not None and self._head is not None and self._got + len(self._buf) > self._max_body:
+                raise ReplyOversize(f"the reply is larger than {self._max_body} bytes (max_reply_bytes)")
         except TransportError as exc:
             self._fail(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. MemoryError: the request must still be settled
+            self._fail(ReadError(f"the reply could not be read: {type(exc).__name__}: {exc}"))
 
     def eof_received(self) -> bool:
         return False  # close the transport; connection_lost settles a pending reply
@@ -578,22 +612,32 @@ class _Conn(asyncio.Protocol):
             self._fail(ReadError(f"the connection closed in the middle of the reply ({exc or 'end of stream'})"))
 
     # -- request ----------------------------------------------------------------
-    def request(self, data: bytes) -> asyncio.Future:
+    def request(self, data: bytes, due: float | None = None) -> asyncio.Future:
+        """Send ``data``; the future settles with the reply, or fails at ``due`` (loop time) at the latest."""
         fut = self._loop.create_future()
         self._waiter = fut
         self._buf.clear()
         self._head = None
+        self._got = 0
+        self._interim = 0
         self._last = self._loop.time()
-        self._timer = self._loop.call_at(self._last + self._timeout, self._on_timer)
+        self._due = due if due is not None else self._last + self._limits.total
+        self._timer = self._loop.call_at(min(self._last + self._timeout, self._due), self._on_timer)
         self.transport.write(data)  # type: ignore[union-attr]
         return fut
 
     def _on_timer(self) -> None:
         if self._waiter is None:
             return
+        now = self._loop.time()
+        if now >= self._due:
+            self._timer = None
+            self._fail(ReadTimeout(f"the reply did not complete within the deadline of {self._limits.total:g} s "
+                                   "(deadline)"))
+            return
         due = self._last + self._timeout
-        if self._loop.time() < due:  # bytes came in meanwhile: wait for the rest from the last one
-            self._timer = self._loop.call_at(due, self._on_timer)
+        if now < due:  # bytes came in meanwhile: wait for the rest from the last one
+            self._timer = self._loop.call_at(min(due, self._due), self._on_timer)
             return
         self._timer = None
         self._fail(ReadTimeout(f"no reply for {self._timeout:g} s"))
@@ -618,14 +662,14 @@ class _Conn(asyncio.Protocol):
             keep = False
         if not (keep and head_keep):
             self.close()
-        encoding = headers.get("content-encoding", "")
-        if encoding in ("gzip", "deflate"):
-            try:
-                content = zlib.decompress(content, 47 if encoding == "gzip" else 15)
-            except zlib.error:
-                pass  # left as sent: the JSON check then calls it malformed
+        try:
+            content = inflate(content, headers.get("content-encoding", ""), self._max_body)
+        except ReplyTooLarge as exc:
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(ReplyOversize(str(exc)))
+            return
         if waiter is not None and not waiter.done():
-            waiter.set_result(_Reply(status, headers, content))
+            waiter.set_result(_Reply(status, headers, content, self._limits.max_json_depth))
 
     def close(self) -> None:
         self.closed = True
@@ -656,6 +700,9 @@ class _Conn(asyncio.Protocol):
                 v = v.strip()
                 headers[k] = f"{headers[k]}, {v}" if k in headers else v
             if 100 <= status < 200:  # 100 Continue and friends: the real reply follows
+                self._interim += 1
+                if self._interim > _MAX_INTERIM:
+                    raise RemoteProtocolError(f"more than {_MAX_INTERIM} interim (1xx) replies")
                 continue
             conn = headers.get("connection", "").lower()
             keep = "close" not in conn and (parts[0] != "HTTP/1.0" or "keep-alive" in conn)
@@ -667,6 +714,9 @@ class _Conn(asyncio.Protocol):
                 if not _DIGITS.fullmatch(length):  # also a repeated header whose copies disagree
                     raise RemoteProtocolError(f"bad Content-Length {length[:40]!r}")
                 self._framing, self._need = "length", int(length)
+                if self._need > self._max_body:
+                    raise ReplyOversize(f"the reply announces {self._need} bytes, more than {self._max_body} "
+                                        "(max_reply_bytes)")
             elif status in (204, 304):
                 self._framing, self._need = "length", 0
             else:
@@ -692,6 +742,8 @@ class _Conn(asyncio.Protocol):
                 if not _HEX.fullmatch(size_text):
                     raise RemoteProtocolError(f"bad chunk size {size_text[:20]!r}")
                 self._need = int(size_text, 16)
+                if self._got + self._need > self._max_body:
+                    raise ReplyOversize(f"the reply is larger than {self._max_body} bytes (max_reply_bytes)")
                 del buf[: eol + 2]
                 if self._need == 0:
                     self._framing = "trailer"
@@ -710,6 +762,7 @@ class _Conn(asyncio.Protocol):
             if buf[self._need: self._need + 2] != b"\r\n":
                 raise RemoteProtocolError("a chunk is not followed by CRLF")
             self._chunks.append(bytes(buf[: self._need]))
+            self._got += self._need
             del buf[: self._need + 2]
             self._need = -1
 
@@ -722,14 +775,15 @@ class _HTTP:
     reads its end of stream), so it is dropped from the list and never written to.
     """
 
-    def __init__(self, connections: int, headers: dict[str, str], timeout: float) -> None:
+    def __init__(self, connections: int, headers: dict[str, str], limits: ReplyLimits) -> None:
         self._limit = connections
         self._free: list[_Conn] = []
         self._open: set[_Conn] = set()
         self._targets: dict[str, tuple[tuple[str, str, int], bytes]] = {}
         self._headers = "".join(f"{k}: {v}\r\n" for k, v in headers.items() if k.lower() not in (
             "host", "content-length", "connection", "transfer-encoding"))
-        self._timeout = timeout
+        self._limits = limits
+        self._timeout = limits.timeout
         self._ssl: Any = None
 
     def _target(self, url: str) -> tuple[tuple[str, str, int], bytes]:
@@ -761,7 +815,8 @@ class _HTTP:
             kw = {"ssl": self._ssl, "server_hostname": host}
         try:
             _, conn = await asyncio.wait_for(
-                loop.create_connection(lambda: _Conn(loop, self._timeout), host, port, **kw), self._timeout)
+                loop.create_connection(lambda: _Conn(loop, self._limits), host, port, **kw),
+                min(self._timeout, self._limits.total))
         except asyncio.TimeoutError:
             raise ConnectTimeout(f"could not connect to {host}:{port} within {self._timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS, TLS handshake
@@ -777,6 +832,19 @@ class _HTTP:
             data = json.dumps(body, ensure_ascii=True).encode("ascii")
         origin, head = self._target(url)
         payload = b"%b%d\r\n\r\n%b" % (head, len(data), data)
+        return await self._send(origin, payload)
+
+    async def get(self, url: str) -> _Reply:
+        """A GET of ``url`` under the same limits (the served-model lookup)."""
+        (scheme, host, port), head = self._target(url)
+        path = head.split(b" ", 2)[1]
+        host_line = head.split(b"\r\n", 2)[1]
+        payload = b"GET %b HTTP/1.1\r\n%b\r\n%bConnection: keep-alive\r\n\r\n" % (
+            path, host_line, self._headers.encode("latin-1"))
+        return await self._send((scheme, host, port), payload)
+
+    async def _send(self, origin: tuple[str, str, int], payload: bytes) -> _Reply:
+        due = asyncio.get_running_loop().time() + self._limits.total
         conn = None
         while self._free:
             c = self._free.pop()
@@ -787,7 +855,7 @@ class _HTTP:
         if conn is None:
             conn = await self._connect(origin)
         try:
-            reply = await conn.request(payload)
+            reply = await conn.request(payload, due)
         except BaseException:
             self._drop(conn)
             raise
@@ -808,6 +876,28 @@ class _HTTP:
         for conn in list(self._open):
             self._drop(conn)
         await asyncio.sleep(0)  # let the transports run their close callbacks inside this loop
+
+
+def served_models(url: str, headers: dict[str, str], limits: ReplyLimits) -> Any:
+    """The JSON of a GET of ``url`` (``/v1/models``) under ``limits``, with the lookup's own short timeout.
+
+    ``TransportError`` when there is no complete reply in time or it is too large; ``ValueError`` when it is not
+    JSON or not a 200.
+    """
+    lookup = ReplyLimits(timeout=min(5.0, limits.timeout), deadline=min(20.0, limits.total),
+                         max_reply_bytes=min(limits.max_reply_bytes, 8 << 20), max_json_depth=limits.max_json_depth)
+
+    async def fetch() -> _Reply:
+        client = _HTTP(1, {"Content-Type": "application/json", **headers}, lookup)
+        try:
+            return await client.get(url)
+        finally:
+            await client.aclose()
+
+    reply = _run_sync(fetch())
+    if reply.status_code != 200:
+        raise ValueError(f"HTTP {reply.status_code}: {_error_text(reply)}")
+    return reply.json()
 
 
 def _ssl_context() -> Any:
