@@ -99,6 +99,11 @@ def flags(*groups: str) -> list[Flag]:
     return [f for f in FLAGS if f.group in groups]
 
 
+def flag(param: str) -> Flag:
+    """One flag by its parameter name, for a command that takes it without its whole group (``view``)."""
+    return next(f for f in FLAGS if f.param == param)
+
+
 def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command the flags of ``groups`` (after its own parameters) and call it with ``opts: RunOptions`` built
     from them. ``override`` changes a flag's ``typer.Option`` settings for this command (``workdir={"default":
@@ -130,4 +135,4 @@ def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[
     return wrap
 
 
-__all__ = ["FLAGS", "Flag", "GROUPS", "flags", "run_options"]
+__all__ = ["FLAGS", "Flag", "GROUPS", "flag", "flags", "run_options"]

@@ -11,7 +11,9 @@ import typer
 
 from promptweave.cli.app import app
 from promptweave.cli.common import fail, select
+from promptweave.cli.options import flag
 from promptweave.errors import ConfigError, PromptweaveError, PromptweaveWarning
+from promptweave.run.options import RunOptions
 
 _ROLE_STYLES = ("bold cyan", "bold green", "bold magenta", "bold yellow", "bold blue")
 
@@ -31,12 +33,8 @@ def view_cmd(
     compare: bool = typer.Option(False, "--compare", help="Two models (-m A -m B) side by side, or one model's "
                                  "meta template vs its tokenizer's chat template; differences marked."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
-    allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
-                                                  "credential-looking environment variable, or send it as a model's "
-                                                  "API key (key='ENV' / api_key_env) to the one host the config "
-                                                  "sends it to; NAME@HOST grants each host by name; repeatable."),
-    allow_data: Optional[List[str]] = typer.Option(None, "--allow-data", help="Let a safe-mode config read data "
-                                                   "at this path (file or folder) outside the data roots; repeatable."),
+    allow_env: Optional[List[str]] = flag("allow_env").option(),
+    allow_data: Optional[List[str]] = flag("allow_data").option(),
     # eval hook (eval helper): judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
@@ -61,12 +59,8 @@ def view_cmd(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            from promptweave.sandbox.env import set_policy
-
-            set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
-            from promptweave.data.roots import set_data_policy
-
-            set_data_policy(allow_data or (), trusted=trust_config)  # the user's --allow-data paths, before any read
+            from promptweave.run.pipeline import apply_policy  # the env allow-list and data paths, before any read
+            apply_policy(RunOptions(allow_env=allow_env or [], allow_data=allow_data or [], trust_config=trust_config))
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
