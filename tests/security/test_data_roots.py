@@ -232,3 +232,17 @@ def test_view_and_spread_take_the_same_rule_and_flag(layout, recorder, command):
     assert res.exit_code == 0, res.output
     assert "[PW260]" not in res.output
     assert recorder.seen == []
+
+
+def test_the_library_call_takes_allow_data_as_an_option(layout, recorder):
+    from promptweave.run.options import RunOptions
+    from promptweave.run.pipeline import evaluate_config
+
+    elsewhere = layout / "elsewhere"
+    cfg = _config(layout / "cfg", recorder.url, f"path={str(elsewhere / 'x.jsonl')!r}")
+    with pytest.raises(DataOutsideRootsError) as err:
+        evaluate_config(cfg, RunOptions(workdir=layout.parent / "w", dry_run=True))
+    assert err.value.field == "datasets[0].path" and err.value.file == str(cfg)
+    result = evaluate_config(cfg, RunOptions(workdir=layout.parent / "w", dry_run=True, allow_data=[elsewhere]))
+    assert result.tasks and result.tasks[0].rows == 1
+    assert recorder.seen == []
