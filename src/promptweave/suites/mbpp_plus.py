@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataNotFoundError, PromptweaveWarning
-from promptweave.evaluate import code_exec
-from promptweave.evaluate.code_exec import Limits, mbpp_answer, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_exec import Limits, require_flag, run_many, sandbox_of
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import check_lengths
+from promptweave.suites.code import mbpp
+from promptweave.suites.code.mbpp import mbpp_answer
 
 MIN_TIME_LIMIT = 0.2  # OpenCompass's min_time_limit for evalplus
 TIME_LIMIT_FACTOR = 4.0  # gt_time_limit_factor
@@ -376,7 +377,7 @@ class MBPPPlusEvaluator:
         return Scores(metrics, correct, details)
 
 
-class MBPPEvaluator(code_exec.MBPPEvaluator):
+class MBPPEvaluator(mbpp.MBPPEvaluator):
     """OpenCompass's ``MBPPEvaluator``: ``metric='MBPP'`` (the row's asserts) or ``'MBPPPlus'`` (EvalPlus)."""
 
     def __new__(cls, metric: str = "MBPP", **kwargs: Any) -> Any:
