@@ -256,3 +256,11 @@ class AttackStageError(UnsupportedError):
     """An eval config asks for PromptBench's adversarial prompt search, which needs the ``promptbench`` package."""
 
     code = "PW170"
+
+
+# -- code sandbox: verdicts and the rlimits mode run as root --
+class CodeSandboxRootError(CodeSandboxError):
+    """``--code-sandbox=rlimits`` run as root could not drop to a throwaway user, so it refuses to run model code
+    with root's reach."""
+
+    code = "PW632"
