@@ -4,8 +4,9 @@ An assertion ``assert <expr> == <literal>`` (or ``<literal> == <expr>``, ``asser
 ``assert <expr> is None/True/False``) becomes a *probe*: the sandbox evaluates only ``<expr>`` and sends its value;
 the literal stays here and the comparison is made by :class:`promptweave.evaluate.code_verdict.Verdict`. Every other
 statement is run inside the sandbox as written (``exec``), in order, in the program's namespace, as before; with
-``typed`` (MBPP, LCBench), a top-level ``assert a == b`` whose right side is not a literal is compared by the
-harness's own type-aware equality, which is bound in the harness, never in the program's namespace.
+``typed`` (MBPP, LCBench), a top-level ``assert a == b`` whose right side is not a literal is split in two: the
+sandbox sends both sides' values and they are compared here too. The helper the old rewrite looked up by name is
+gone: nothing is bound in the program's namespace.
 
 Parsing is all that happens here: nothing of the test runs in this process (``ast.literal_eval`` reads literals).
 """
@@ -17,28 +18,25 @@ from typing import Any
 
 from promptweave.evaluate.code_verdict import Expect
 
-_NO_PROBE_INSIDE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr,
-                    ast.Await, ast.Yield, ast.YieldFrom)
+# inside a check function, names of its scope are not seen by these (they would look the name up globally)
+_SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
+_NEVER = (ast.Await, ast.Yield, ast.YieldFrom)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a test, run in the sandbox in order: ``exec`` (statements), ``eq`` (a type-aware assertion
-    judged in the sandbox: ``source`` and ``right``), ``probe`` (``source`` evaluated, its value sent; ``expect``
-    stays here) or ``bind`` (``name`` bound to the value of ``source`` for the probes that follow: a check
-    function's parameter)."""
+    """One step of a test, run in the sandbox in order: ``exec`` (statements), ``probe`` (``source`` evaluated,
+    its value sent; ``expect`` stays here) or ``bind`` (``name`` bound to the value of ``source`` for the probes
+    that follow: a check function's parameter)."""
 
     kind: str
     source: str
-    right: str = ""
     name: str = ""
     expect: Expect | None = field(default=None, compare=False)
 
     def wire(self) -> dict[str, Any]:
         """What the sandbox is sent: never the expected value."""
         out: dict[str, Any] = {"k": self.kind, "src": self.source}
-        if self.kind == "eq":
-            out["right"] = self.right
         if self.kind == "bind":
             out["as"] = self.name
         if self.kind == "probe" and self.expect is not None and self.expect.how == "truth":
@@ -46,21 +44,51 @@ class Step:
         return out
 
 
+# builtin constructors applied to literals (``set([1, 2])``, ``float('inf')``): read, never run as code
+_CONSTRUCTORS: dict[str, Any] = {"set": set, "frozenset": frozenset, "tuple": tuple, "list": list, "float": float,
+                                 "int": int, "str": str, "complex": complex, "bool": bool, "dict": dict}
+
+
+def _value(node: ast.expr) -> Any:
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONSTRUCTORS
+            and not node.keywords and len(node.args) <= 1 and not any(isinstance(a, ast.Starred) for a in node.args)):
+        make = _CONSTRUCTORS[node.func.id]
+        if not node.args:
+            return make()
+        arg = _value(node.args[0])
+        if make in (float, int, complex) and not isinstance(arg, (str, int, float)):
+            raise ValueError("a number from a number or a string")
+        if make is int and isinstance(arg, str) and len(arg) > 1000:
+            raise ValueError("a long digit string")
+        return make(arg)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_value(e) for e in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else (items if isinstance(node, ast.List) else set(items))
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("no ** in a literal")
+        return {_value(k): _value(v) for k, v in zip(node.keys, node.values) if k is not None}
+    if any(isinstance(n, ast.Name) for n in ast.walk(node)):
+        raise ValueError("a name")
+    return ast.literal_eval(node)
+
+
 def _literal(node: ast.expr) -> tuple[bool, Any]:
-    if any(isinstance(n, ast.Name) and n.id not in ("set",) for n in ast.walk(node)):
-        return False, None
+    """``(True, value)`` when ``node`` is a literal (or a builtin constructor of one), read without running it."""
     try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return True, _value(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
         return False, None
 
 
-def _probe_ok(expr: ast.expr) -> bool:
-    return not any(isinstance(n, _NO_PROBE_INSIDE) for n in ast.walk(expr))
+def probe_of(stmt: ast.stmt, typed: bool, scoped: bool = False) -> Step | None:
+    """The probe an assertion becomes, or ``None`` when it must run in the sandbox as written (``scoped``: it is
+    evaluated with a check function's parameter bound)."""
 
+    def _probe_ok(expr: ast.expr) -> bool:
+        banned = _NEVER + _SCOPED if scoped else _NEVER
+        return not any(isinstance(n, banned) for n in ast.walk(expr))
 
-def probe_of(stmt: ast.stmt, typed: bool) -> Step | None:
-    """The probe an assertion becomes, or ``None`` when it must run in the sandbox as written."""
     if not isinstance(stmt, ast.Assert):
         return None
     t = stmt.test
@@ -116,8 +144,10 @@ def module_steps(test: str, typed: bool) -> list[Step]:
             continue
         t = getattr(stmt, "test", None)
         if typed and isinstance(stmt, ast.Assert) and isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(
-                t.ops[0], ast.Eq):
-            steps.append(Step("eq", ast.unparse(t.left), right=ast.unparse(t.comparators[0])))
+                t.ops[0], ast.Eq) and not any(isinstance(n, _NEVER) for n in ast.walk(t)):
+            # both sides evaluated in the sandbox, in order, and compared here
+            steps.append(Step("probe", ast.unparse(t.left), expect=Expect(None, "left", True)))
+            steps.append(Step("probe", ast.unparse(t.comparators[0]), expect=Expect(None, "right", True)))
             continue
         src = ast.unparse(stmt)
         if steps and steps[-1].kind == "exec":
@@ -150,7 +180,7 @@ def check_function_steps(test: str, entry: str, function: str = "check") -> list
     for stmt in fn.body:
         if _noop(stmt):
             continue
-        probe = probe_of(stmt, typed=False)
+        probe = probe_of(stmt, typed=False, scoped=True)
         if probe is None:
             return None
         probes.append(probe)

@@ -100,10 +100,9 @@ def decode(obj: Any, depth: int = 0) -> Any:
         if tag == "fs":
             return frozenset(_items(x, depth))
         if tag == "d":
-            pairs = _items(x, depth)
-            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            if not isinstance(x, list) or not all(isinstance(p, list) and len(p) == 2 for p in x):
                 raise BadRecord("a dict is a list of pairs")
-            return {k: v for k, v in pairs}
+            return {decode(k, depth + 1): decode(v, depth + 1) for k, v in x}
         if tag == "o":
             return Opaque(x if isinstance(x, str) else "?")
     except (TypeError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
@@ -154,7 +153,8 @@ def type_aware_equal(a: Any, b: Any) -> bool:
 @dataclass(frozen=True)
 class Expect:
     """What one probe's value must be: ``how`` is ``eq`` (``==``, or type-aware when ``typed``), ``is``/``is_not``
-    (``value`` is ``None``, ``True`` or ``False``) or ``truth`` (the harness sends ``bool(x)``)."""
+    (``value`` is ``None``, ``True`` or ``False``), ``truth`` (the harness sends ``bool(x)``), or ``left`` then
+    ``right``: two values that must be equal to each other (an assertion whose both sides the sandbox computes)."""
 
     value: Any
     how: str = "eq"
@@ -185,6 +185,7 @@ class Verdict:
         self.expects = list(expects)
         self.matched = 0
         self.result: str | None = None
+        self._left: Any = None
 
     def feed(self, line: bytes) -> str | None:
         if self.result is not None:
@@ -205,7 +206,14 @@ class Verdict:
             except BadRecord:
                 self.result = "failed"
                 return self.result
-            if not self.expects[self.matched].holds(got):
+            expect = self.expects[self.matched]
+            if expect.how == "left":
+                self._left = got
+            elif expect.how == "right":
+                if not type_aware_equal(self._left, got):
+                    self.result = "wrong_answer"
+                    return self.result
+            elif not expect.holds(got):
                 self.result = "wrong_answer"
                 return self.result
             self.matched += 1
