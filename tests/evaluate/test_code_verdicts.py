@@ -216,3 +216,42 @@ def test_rlimits_kill_minus_one_leaves_other_processes_alive() -> None:
         sentinel.stdin.close()
         sentinel.wait()
     assert sentinel.returncode == 0  # it ended when its input closed, not by a signal
+
+
+# -- assertions evaluated on the judge's side over the values sent ---------------------------------------------------
+def test_tolerance_and_library_checks_cannot_be_patched_from_inside() -> None:
+    rows = [{"prompt": "", "entry_point": "truncate",
+             "test": "def check(candidate):\n    assert candidate(3.5) == 0.5\n"
+                     "    assert abs(candidate(1.33) - 0.33) < 1e-6\n"}]
+    ctx = EvalContext(rows=rows * 3, allow_code_exec=True, code_sandbox=CODE_SANDBOX)
+    right = "def truncate(x):\n    return x % 1.0\n"
+    patched = ("import builtins\nbuiltins.abs = lambda x: 0\ndef truncate(x):\n"
+               "    return 0.5 if x == 3.5 else 7.0\n")
+    s = HumanEvalEvaluator(k=[1]).score([right, patched, "def truncate(x):\n    return 7.0\n"], ["HumanEval/2"] * 3, ctx)
+    assert s.correct == [True, False, False]
+    tests = "import math\nassert math.isclose(area(2), 12.566, rel_tol=0.001)"
+    good = "import math\ndef area(r):\n    return math.pi * r * r\n"
+    forged = "import math\nmath.isclose = lambda *a, **k: True\ndef area(r):\n    return 1.0\n"
+    assert MBPPEvaluator().score([good, forged], [tests] * 2, CTX).correct == [True, False]
+
+
+slot_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5) |
+                           st.binary(max_size=5),
+                           lambda kids: st.lists(kids, max_size=3) | st.tuples(kids, kids), max_leaves=8)
+EXPRESSIONS = ["abs(__slot_0 - 0.33) < 1e-06", "set(__slot_0) == set([1, 2])", "__slot_0 == __slot_1",
+               "math.isclose(__slot_0, 1.0, rel_tol=0.01)", "__slot_0[0] == 1", "sorted(__slot_0) == [1, 2]",
+               "len(__slot_0) == 3 and __slot_1", "__slot_0 ** __slot_1 == 4", "__slot_0 * __slot_1 == 'aa'",
+               "sum(__slot_0) / len(__slot_0) < 2", "round(__slot_0, 2) == 0.5", "__slot_0 in __slot_1"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(expr=st.sampled_from(EXPRESSIONS), a=slot_values, b=slot_values, typed=st.booleans())
+def test_judging_any_values_ends_in_a_value_or_a_judge_error(expr: str, a, b, typed: bool) -> None:
+    import ast
+
+    from promptweave.evaluate.code_verdict import JudgeError, judge_eval
+
+    try:
+        judge_eval(ast.parse(expr, mode="eval"), [a, b], typed)
+    except JudgeError:
+        pass

@@ -108,6 +108,41 @@ def _send(v):
         enc = {"o": str(type(v).__name__)[:100]}
     _out({"v": enc})
 
+def _typed_equal(a, b):
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_typed_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        if len(a) != len(b):
+            return False
+        left = list(b.items())
+        for k, v in a.items():
+            for i, (k2, v2) in enumerate(left):
+                if _typed_equal(k, k2) and _typed_equal(v, v2):
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+    if isinstance(a, (set, frozenset)):
+        if len(a) != len(b):
+            return False
+        left = list(b)
+        for x in a:
+            for i, y in enumerate(left):
+                if _typed_equal(x, y):
+                    del left[i]
+                    break
+            else:
+                return False
+        return True
+    try:
+        r = a == b
+    except Exception:
+        return False
+    return type(r) is bool and r
+
 class _Null:
     def write(self, s):
         return len(s)
@@ -129,6 +164,11 @@ def _run():
         elif kind == "probe":
             value = eval(compile(step["src"], "<test>", "eval"), g, scope)
             _send(bool(value) if step.get("truth") else value)
+        elif kind == "eq":
+            left = eval(compile(step["src"], "<test>", "eval"), g)
+            right = eval(compile(step["right"], "<test>", "eval"), g)
+            if not _typed_equal(left, right):
+                raise AssertionError
 sys.stdout = sys.stderr = _Null()
 try:
     _run()

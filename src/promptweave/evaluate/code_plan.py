@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptweave.evaluate.code_verdict import Expect
+from promptweave.evaluate.code_verdict import JUDGE_FUNCS, MATH_NAMES, Expect
 
 # inside a check function, names of its scope are not seen by these (they would look the name up globally)
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)
@@ -26,20 +26,24 @@ _NEVER = (ast.Await, ast.Yield, ast.YieldFrom)
 @dataclass(frozen=True)
 class Step:
     """One step of a test, run in the sandbox in order: ``exec`` (statements), ``probe`` (``source`` evaluated,
-    its value sent; ``expect`` stays here) or ``bind`` (``name`` bound to the value of ``source`` for the probes
-    that follow: a check function's parameter)."""
+    its value sent; ``expect`` stays here), ``bind`` (``name`` bound to the value of ``source`` for the probes
+    that follow: a check function's parameter) or ``eq`` (``source == name``, type-aware, judged in the sandbox:
+    the few assertions on identities or types that plain values cannot carry)."""
 
     kind: str
     source: str
     name: str = ""
     expect: Expect | None = field(default=None, compare=False)
+    truth: bool = False  # the probe's value is used as a truth value: the sandbox sends bool(value)
 
     def wire(self) -> dict[str, Any]:
         """What the sandbox is sent: never the expected value."""
         out: dict[str, Any] = {"k": self.kind, "src": self.source}
+        if self.kind == "eq":
+            out["right"] = self.name
         if self.kind == "bind":
             out["as"] = self.name
-        if self.kind == "probe" and self.expect is not None and self.expect.how == "truth":
+        if self.kind == "probe" and (self.truth or self.expect is not None and self.expect.how == "truth"):
             out["truth"] = True
         return out
 
@@ -118,6 +122,106 @@ def probe_of(stmt: ast.stmt, typed: bool, scoped: bool = False) -> Step | None:
     return None
 
 
+# calls whose value depends on the object's identity or type, not on plain data: such an assertion runs as written
+_DENY = frozenset({"type", "isinstance", "issubclass", "id", "hash", "repr", "vars", "dir", "getattr", "hasattr",
+                   "callable", "iter", "next", "print", "input", "open", "eval", "exec", "globals", "locals",
+                   "compile", "__import__", "setattr", "delattr", "object", "super", "format", "ascii"})
+_JUDGED = frozenset(JUDGE_FUNCS)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def judged_of(stmt: ast.stmt, typed: bool, scoped: bool = False, math_ok: bool = False) -> list[Step] | None:
+    """An assertion whose expression is evaluated here, over the values of its sub-expressions that need the
+    program (calls, names of the test or the program), each sent by the sandbox in evaluation order. ``None`` when
+    it has no such part, or a part this side does not evaluate (comprehensions, lambdas, ``type()`` ...)."""
+    if not isinstance(stmt, ast.Assert):
+        return None
+    probes: list[tuple[str, bool]] = []
+    banned = _NEVER + _SCOPED if scoped else _NEVER
+
+    def probe(n: ast.expr, truth: bool) -> ast.expr:
+        if any(isinstance(x, banned) for x in ast.walk(n)):
+            raise _Unsupported
+        for x in ast.walk(n):
+            if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in _DENY:
+                raise _Unsupported
+            if isinstance(x, ast.Name) and x.id.startswith("__slot_"):
+                raise _Unsupported
+        probes.append((ast.unparse(n), truth))
+        return ast.Name(id=f"__slot_{len(probes) - 1}", ctx=ast.Load())
+
+    def conv(n: ast.expr, truth: bool) -> ast.expr:
+        if isinstance(n, ast.Constant):
+            return n
+        if isinstance(n, ast.Name):
+            if n.id in _DENY:
+                raise _Unsupported
+            return n if n.id in _JUDGED else probe(n, truth)
+        if isinstance(n, ast.Attribute):
+            if math_ok and isinstance(n.value, ast.Name) and n.value.id == "math" and n.attr in MATH_NAMES:
+                return n
+            return probe(n, truth)
+        if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+            if any(isinstance(e, ast.Starred) for e in n.elts):
+                raise _Unsupported
+            return type(n)(elts=[conv(e, False) for e in n.elts], ctx=ast.Load()) if not isinstance(n, ast.Set) \
+                else ast.Set(elts=[conv(e, False) for e in n.elts])
+        if isinstance(n, ast.Dict):
+            if any(k is None for k in n.keys):
+                raise _Unsupported
+            return ast.Dict(keys=[conv(k, False) for k in n.keys if k is not None],
+                            values=[conv(v, False) for v in n.values])
+        if isinstance(n, ast.UnaryOp):
+            return ast.UnaryOp(op=n.op, operand=conv(n.operand, isinstance(n.op, ast.Not)))
+        if isinstance(n, ast.BinOp):
+            return ast.BinOp(left=conv(n.left, False), op=n.op, right=conv(n.right, False))
+        if isinstance(n, ast.BoolOp):
+            first = conv(n.values[0], truth)
+            rest = []
+            for v in n.values[1:]:  # evaluated only when reached: no sandbox value may be needed there
+                before = len(probes)
+                rest.append(conv(v, truth))
+                if len(probes) > before:
+                    raise _Unsupported
+            return ast.BoolOp(op=n.op, values=[first, *rest])
+        if isinstance(n, ast.Compare):
+            return ast.Compare(left=conv(n.left, False), ops=n.ops, comparators=[conv(c, False) for c in n.comparators])
+        if isinstance(n, ast.Subscript):
+            s = n.slice
+            if isinstance(s, ast.Slice):
+                part = ast.Slice(*(None if p is None else conv(p, False) for p in (s.lower, s.upper, s.step)))
+            else:
+                part = conv(s, False)
+            return ast.Subscript(value=conv(n.value, False), slice=part, ctx=ast.Load())
+        if isinstance(n, ast.Call):
+            f = n.func
+            judged = (isinstance(f, ast.Name) and f.id in _JUDGED) or (
+                math_ok and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
+                and f.attr in MATH_NAMES)
+            if not judged:
+                return probe(n, truth)
+            if any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords):
+                raise _Unsupported
+            return ast.Call(func=f, args=[conv(a, False) for a in n.args],
+                            keywords=[ast.keyword(arg=k.arg, value=conv(k.value, False)) for k in n.keywords])
+        raise _Unsupported
+
+    try:
+        top = conv(stmt.test, True)
+    except (_Unsupported, RecursionError):
+        return None
+    if not probes:
+        return None
+    source = ast.unparse(ast.fix_missing_locations(ast.Expression(body=top)))
+    steps = [Step("probe", src, expect=Expect(None, "slot"), truth=truth) for src, truth in probes]
+    last = steps[-1]
+    steps[-1] = Step("probe", last.source, expect=Expect((source, typed), "judge"), truth=last.truth)
+    return steps
+
+
 def _noop(stmt: ast.stmt) -> bool:
     """A docstring, ``pass`` or ``assert <true constant>``: nothing to run."""
     if isinstance(stmt, ast.Pass):
@@ -125,6 +229,12 @@ def _noop(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
         return True
     return isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Constant) and bool(stmt.test.value)
+
+
+def _imports_math(tree: ast.Module) -> bool:
+    """``math.<name>`` is evaluated here only where the test imports ``math`` itself, at its top level."""
+    return any(isinstance(s, ast.Import) and any(a.name == "math" and a.asname is None for a in s.names)
+               for s in tree.body)
 
 
 def module_steps(test: str, typed: bool) -> list[Step]:
@@ -137,17 +247,22 @@ def module_steps(test: str, typed: bool) -> list[Step]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [Step("exec", test)]  # fails in the sandbox, as the reference's run of it does
     steps: list[Step] = []
+    math_ok = _imports_math(tree)
     for stmt in tree.body:
+        judged = judged_of(stmt, typed, math_ok=math_ok)
+        if judged is not None:
+            steps.extend(judged)
+            continue
         probe = probe_of(stmt, typed)
         if probe is not None:
             steps.append(probe)
             continue
         t = getattr(stmt, "test", None)
         if typed and isinstance(stmt, ast.Assert) and isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(
-                t.ops[0], ast.Eq) and not any(isinstance(n, _NEVER) for n in ast.walk(t)):
-            # both sides evaluated in the sandbox, in order, and compared here
-            steps.append(Step("probe", ast.unparse(t.left), expect=Expect(None, "left", True)))
-            steps.append(Step("probe", ast.unparse(t.comparators[0]), expect=Expect(None, "right", True)))
+                t.ops[0], ast.Eq):
+            # an identity or type test (``type(f(x)) == int``): compared in the sandbox by the harness's own
+            # type-aware equality, as the reference compares it
+            steps.append(Step("eq", ast.unparse(t.left), name=ast.unparse(t.comparators[0])))
             continue
         src = ast.unparse(stmt)
         if steps and steps[-1].kind == "exec":
@@ -179,6 +294,10 @@ def check_function_steps(test: str, entry: str, function: str = "check") -> list
     probes: list[Step] = []
     for stmt in fn.body:
         if _noop(stmt):
+            continue
+        judged = judged_of(stmt, typed=False, scoped=True, math_ok=_imports_math(tree))
+        if judged is not None:
+            probes.extend(judged)
             continue
         probe = probe_of(stmt, typed=False, scoped=True)
         if probe is None:

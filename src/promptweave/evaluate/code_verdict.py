@@ -17,6 +17,7 @@ them; for those the process's own ``x``/``done`` is the verdict.
 """
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -153,8 +154,10 @@ def type_aware_equal(a: Any, b: Any) -> bool:
 @dataclass(frozen=True)
 class Expect:
     """What one probe's value must be: ``how`` is ``eq`` (``==``, or type-aware when ``typed``), ``is``/``is_not``
-    (``value`` is ``None``, ``True`` or ``False``), ``truth`` (the harness sends ``bool(x)``), or ``left`` then
-    ``right``: two values that must be equal to each other (an assertion whose both sides the sandbox computes)."""
+    (``value`` is ``None``, ``True`` or ``False``), ``truth`` (the harness sends ``bool(x)``), ``left`` then
+    ``right``: two values that must be equal to each other (an assertion whose both sides the sandbox computes),
+    or ``slot``... then ``judge``: the values of an assertion's sub-expressions, the last one carrying
+    ``value = (expression, typed)``, evaluated here by :func:`judge_eval`."""
 
     value: Any
     how: str = "eq"
@@ -186,6 +189,7 @@ class Verdict:
         self.matched = 0
         self.result: str | None = None
         self._left: Any = None
+        self._slots: list[Any] = []
 
     def feed(self, line: bytes) -> str | None:
         if self.result is not None:
@@ -207,7 +211,20 @@ class Verdict:
                 self.result = "failed"
                 return self.result
             expect = self.expects[self.matched]
-            if expect.how == "left":
+            if expect.how == "slot":
+                self._slots.append(got)
+            elif expect.how == "judge":
+                source, typed = expect.value
+                slots, self._slots = [*self._slots, got], []
+                try:
+                    holds = bool(judge_eval(ast.parse(source, mode="eval"), slots, typed))
+                except (JudgeError, SyntaxError, ValueError):
+                    self.result = "failed"  # the assertion raised, as it would have in the sandbox
+                    return self.result
+                if not holds:
+                    self.result = "wrong_answer"
+                    return self.result
+            elif expect.how == "left":
                 self._left = got
             elif expect.how == "right":
                 if not type_aware_equal(self._left, got):
@@ -224,4 +241,147 @@ class Verdict:
         return self.result
 
 
-__all__ = ["BadRecord", "Expect", "MAX_DEPTH", "Opaque", "Verdict", "decode", "type_aware_equal"]
+
+
+# -- assertions evaluated here, over the values the sandbox sent ----------------------------------------------------
+# The builtins an assertion may apply to the program's values on this side: pure functions of plain data, each
+# bounded below where its cost depends on a value.
+JUDGE_FUNCS: dict[str, Any] = {"abs": abs, "len": len, "round": round, "sorted": sorted, "set": set,
+                                "frozenset": frozenset, "tuple": tuple, "list": list, "dict": dict, "min": min,
+                                "max": max, "sum": sum, "all": all, "any": any, "int": int, "float": float,
+                                "str": str, "bool": bool, "complex": complex}
+MATH_NAMES = ("isclose", "fabs", "sqrt", "floor", "ceil", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan")
+MAX_JUDGED_SIZE = 1 << 22  # the longest string or list an operation here may build
+
+
+class JudgeError(Exception):
+    """An assertion could not be evaluated over the values (the reference's run would have raised too)."""
+
+
+def _sized(x: Any) -> Any:
+    if isinstance(x, (str, bytes, list, tuple)) and len(x) > MAX_JUDGED_SIZE:
+        raise JudgeError("too large")
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 1 << 20:
+        raise JudgeError("too large")
+    return x
+
+
+def _binop(op: ast.operator, a: Any, b: Any) -> Any:
+    import operator
+
+    if isinstance(op, ast.Pow):
+        if isinstance(a, int) and isinstance(b, int) and b * max(1, abs(a).bit_length()) > 1 << 20:
+            raise JudgeError("exponent too large")
+        return _sized(a ** b)
+    if isinstance(op, ast.Mult):
+        n = b if isinstance(a, (str, bytes, list, tuple)) else a if isinstance(b, (str, bytes, list, tuple)) else None
+        seq = a if n is b else b
+        if isinstance(n, int) and n * len(seq) > MAX_JUDGED_SIZE:
+            raise JudgeError("too large")
+    if isinstance(op, ast.LShift) and isinstance(b, int) and b > 1 << 20:
+        raise JudgeError("too large")
+    fn = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+          ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
+          ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_,
+          ast.BitXor: operator.xor}.get(type(op))
+    if fn is None:
+        raise JudgeError("operator")
+    return _sized(fn(a, b))
+
+
+def _compare(op: ast.cmpop, a: Any, b: Any, typed: bool) -> bool:
+    if isinstance(op, ast.Eq):
+        return type_aware_equal(a, b) if typed else bool(a == b)
+    if isinstance(op, ast.NotEq):
+        return bool(a != b)
+    if isinstance(op, ast.Is):
+        return a is b
+    if isinstance(op, ast.IsNot):
+        return a is not b
+    if isinstance(op, ast.In):
+        return a in b
+    if isinstance(op, ast.NotIn):
+        return a not in b
+    import operator
+
+    fn = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}[type(op)]
+    return bool(fn(a, b))
+
+
+def judge_eval(node: ast.AST, slots: Sequence[Any], typed_top: bool = False) -> Any:
+    """Evaluate an assertion's expression as planned by ``code_plan`` (``__slot_<i>``: the i-th value sent), with
+    only the operations above; anything else is a :class:`JudgeError`. ``typed_top``: a top-level ``==`` compares
+    type-aware (MBPP's rule)."""
+
+    def ev(n: ast.AST, top: bool = False) -> Any:
+        if isinstance(n, ast.Expression):
+            return ev(n.body, top)
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id.startswith("__slot_"):
+                return slots[int(n.id[len("__slot_"):])]
+            if n.id in JUDGE_FUNCS:
+                return JUDGE_FUNCS[n.id]
+            raise JudgeError(f"name {n.id}")
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "math" and (
+                n.attr in MATH_NAMES):
+            import math
+
+            return getattr(math, n.attr)
+        if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+            items = [ev(e) for e in n.elts]
+            return tuple(items) if isinstance(n, ast.Tuple) else items if isinstance(n, ast.List) else set(items)
+        if isinstance(n, ast.Dict):
+            return {ev(k): ev(v) for k, v in zip(n.keys, n.values) if k is not None}
+        if isinstance(n, ast.UnaryOp):
+            v = ev(n.operand)
+            if isinstance(n.op, ast.Not):
+                return not v
+            if isinstance(n.op, ast.USub):
+                return -v
+            if isinstance(n.op, ast.UAdd):
+                return +v
+            return ~v
+        if isinstance(n, ast.BinOp):
+            return _binop(n.op, ev(n.left), ev(n.right))
+        if isinstance(n, ast.BoolOp):
+            out = ev(n.values[0])
+            for v in n.values[1:]:
+                if isinstance(n.op, ast.And) and not out or isinstance(n.op, ast.Or) and out:
+                    return out
+                out = ev(v)
+            return out
+        if isinstance(n, ast.Compare):
+            left = ev(n.left)
+            for op, right_node in zip(n.ops, n.comparators):
+                right = ev(right_node)
+                if not _compare(op, left, right, typed_top and top and len(n.ops) == 1):
+                    return False
+                left = right
+            return True
+        if isinstance(n, ast.Subscript):
+            value = ev(n.value)
+            s = n.slice
+            if isinstance(s, ast.Slice):
+                return _sized(value[slice(*(None if p is None else ev(p) for p in (s.lower, s.upper, s.step)))])
+            return value[ev(s)]
+        if isinstance(n, ast.Call):
+            fn = ev(n.func)
+            args = [ev(a) for a in n.args]
+            kwargs = {k.arg: ev(k.value) for k in n.keywords if k.arg is not None}
+            return _sized(fn(*args, **kwargs))
+        raise JudgeError(type(n).__name__)
+
+    try:
+        return ev(node, True)
+    except JudgeError:
+        raise
+    except RecursionError:
+        raise JudgeError("nested too deep") from None
+    except Exception as exc:  # the values did not support the operation: the assertion raised
+        raise JudgeError(type(exc).__name__) from None
+
+
+__all__ = ["BadRecord", "Expect", "JUDGE_FUNCS", "JudgeError", "MATH_NAMES", "MAX_DEPTH", "Opaque", "Verdict", "decode", "judge_eval",
+           "type_aware_equal"]
