@@ -190,10 +190,15 @@ def test_rlimits_as_root_runs_as_a_throwaway_user() -> None:
     ids = ("import os\nassert os.getuid() >= 2_000_000_000 and os.geteuid() == os.getuid()\n"
            "assert os.getgid() >= 2_000_000_000 and os.getgroups() == []\n")
     assert code_exec.run_program(ids, "", FAST, os_sandbox.RLIMITS) == "pass"
-    # not even the harness's own parent, nor PID 1, can be signalled
-    poke = "import os\nos.getpid()\n"
-    tests = "import importlib, posix\nimportlib.reload(posix)\nposix.kill(1, 0)"
-    assert code_exec.run_program(poke, tests, FAST, os_sandbox.RLIMITS) == "failed"
+    # neither PID 1 nor the run that started it can be signalled (libc's kill: os.kill is only disarmed as a
+    # courtesy), and no other process's environment can be read
+    poke = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def kill(pid):\n    return libc.kill(pid, 0), ctypes.get_errno()\n"
+            "def environ(pid):\n    try:\n        open(f'/proc/{pid}/environ', 'rb').read()\n    except OSError:\n"
+            "        return 'denied'\n    return 'read'\n")
+    tests = (f"assert kill(1) == (-1, 1)\nassert kill({os.getpid()}) == (-1, 1)\nassert environ(1) == 'denied'\n"
+             f"assert environ({os.getpid()}) == 'denied'")
+    assert run_job(Job(poke, tuple(module_steps(tests, typed=True))), FAST, os_sandbox.RLIMITS) == "pass"
 
 
 @as_root
@@ -255,3 +260,16 @@ def test_judging_any_values_ends_in_a_value_or_a_judge_error(expr: str, a, b, ty
         judge_eval(ast.parse(expr, mode="eval"), [a, b], typed)
     except JudgeError:
         pass
+
+
+def test_tests_that_cannot_be_split_still_run_as_the_reference_runs_them() -> None:
+    loop = "def check(candidate):\n    for i in range(5):\n        assert candidate(i, 1) == i + 1\n"
+    assert check_function_steps(loop, "add") is None
+    rows = [{"prompt": "", "test": loop, "entry_point": "add"}] * 2
+    s = HumanEvalEvaluator(k=[1]).score(["def add(a, b):\n    return a + b\n", WRONG_ADD], ["HumanEval/53"] * 2,
+                                        EvalContext(rows=rows, allow_code_exec=True, code_sandbox=CODE_SANDBOX))
+    assert s.correct == [True, False]
+    typed = "assert type(f(1)) == int\nassert f(1) == 1"
+    assert [s.kind for s in module_steps(typed, typed=True)] == ["eq", "probe"]
+    got = MBPPEvaluator().score(["def f(x):\n    return x\n", "def f(x):\n    return float(x)\n"], [typed] * 2, CTX)
+    assert got.correct == [True, False] and got.metrics["wrong_answer"] == 1.0
