@@ -273,3 +273,36 @@ def test_tests_that_cannot_be_split_still_run_as_the_reference_runs_them() -> No
     assert [s.kind for s in module_steps(typed, typed=True)] == ["eq", "probe"]
     got = MBPPEvaluator().score(["def f(x):\n    return x\n", "def f(x):\n    return float(x)\n"], [typed] * 2, CTX)
     assert got.correct == [True, False] and got.metrics["wrong_answer"] == 1.0
+
+
+# -- checks that cannot be split: the test runs where no model code does -------------------------------------------
+RANDOM_ADD = ("def check(candidate):\n    import random\n    assert candidate(0, 1) == 1\n"
+              "    for i in range(50):\n        x, y = random.randint(0, 1000), random.randint(0, 1000)\n"
+              "        assert candidate(x, y) == x + y\n")
+ADD_PROMPT = 'def add(x: int, y: int):\n    """Add two numbers x and y"""\n'
+
+
+def _humaneval(completions: list[str], test: str = RANDOM_ADD, prompt: str = ADD_PROMPT, entry: str = "add") -> list:
+    rows = [{"prompt": prompt, "test": test, "entry_point": entry}] * len(completions)
+    return HumanEvalEvaluator(k=[1]).score(completions, ["HumanEval/53"] * len(completions), EvalContext(
+        rows=rows, allow_code_exec=True, code_sandbox=CODE_SANDBOX)).correct
+
+
+def test_a_check_with_random_inputs_is_judged_without_the_program_in_its_process() -> None:
+    assert check_function_steps(RANDOM_ADD, "add") is None
+    forged_exit = "    " + FORGERIES["done record on every fd, reloaded posix._exit"].replace("\n", "\n    ")
+    forged_values = ("    import os\n    for fd in range(64):\n        try:\n"
+                     "            os.write(fd, b'{\"v\": {\"i\": \"0x1\"}}\\n{\"done\": 1}\\n')\n"
+                     "        except OSError:\n            pass\n    return x - y\n")
+    patched = "    import builtins\n    builtins.AssertionError = KeyError\n    return 1\n"
+    got = _humaneval(["    return x + y\n", "    return x - y\n", forged_exit, forged_values, patched,
+                      "    return x + y if x < 500 else x\n"])
+    assert got == [True, False, False, False, False, False]
+
+
+def test_a_check_may_use_the_prompts_own_helpers() -> None:
+    prompt = ("def shift(s: str):\n    return ''.join(chr(ord(c) + 1) for c in s)\n\n"
+              "def unshift(s: str):\n    \"\"\"undo shift\"\"\"\n")
+    test = ("def check(candidate):\n    for w in ['abc', 'xyz', 'hello']:\n        assert candidate(shift(w)) == w\n")
+    assert _humaneval(["    return ''.join(chr(ord(c) - 1) for c in s)\n", "    return s\n"], test, prompt,
+                      "unshift") == [True, False]

@@ -1,29 +1,53 @@
 """HumanEval: ``prompt + completion`` run with the row's ``test`` and ``check(entry_point)``, scored as pass@k.
 
-When ``check``'s body is a list of assertions on ``candidate(...)`` against literals (most of HumanEval's), each
-becomes a probe: the sandbox sends the value ``candidate`` returned and the comparison (``==``, as the reference's)
-is made outside it. Other checks (loops, tolerances) run in the sandbox as written, as the reference runs them.
+When ``check``'s body is a list of assertions (most of HumanEval's), each becomes a probe: the sandbox sends the
+values ``candidate`` returned and the assertion (``==``, as the reference's, or a tolerance) is evaluated outside it.
+Other checks (loops, random inputs, helpers) run in a sandbox of their own with the task's prompt, where each call
+of ``candidate`` is answered by the program running in another sandbox: no model code runs where the verdict is
+made.
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from typing import Any
 
 from promptweave.errors import CodeExecutionError
-from promptweave.evaluate.code_exec import Job, Limits, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_exec import Job, Limits, RelayJob, require_flag, run_many, sandbox_of
 from promptweave.evaluate.code_plan import check_function_steps
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import check_lengths
 from promptweave.suites.code.passk import CodeEvaluator, pass_at_k
 
 
-def humaneval_job(row: dict[str, Any], completion: Any) -> Job:
-    """One sample's run: probes when the row's ``check`` can be split, else the reference's whole program."""
+def humaneval_job(row: dict[str, Any], completion: Any) -> Job | RelayJob:
+    """One sample's run: probes when the row's ``check`` can be split; else the check runs in a sandbox of its own
+    with the task's prompt, its calls of ``candidate`` answered by the program in another (:class:`RelayJob`);
+    the reference's whole program only where the prompt or the test does not parse on its own."""
     entry = str(row["entry_point"])
-    steps = check_function_steps(str(row["test"]), entry)
-    if steps is None:
-        return Job(f"{row['prompt']}{completion}\n\n{row['test']}\n\ncheck({entry})\n", plain=True)
-    return Job(f"{row['prompt']}{completion}\n", tuple(steps), plain=True)
+    test = str(row["test"])
+    steps = check_function_steps(test, entry)
+    if steps is not None:
+        return Job(f"{row['prompt']}{completion}\n", tuple(steps), plain=True)
+    if entry.isidentifier() and _parses(str(row["prompt"])) and _defines_check(test):
+        return RelayJob(f"{row['prompt']}{completion}\n", entry, str(row["prompt"]), test)
+    return Job(f"{row['prompt']}{completion}\n\n{test}\n\ncheck({entry})\n", plain=True)
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _defines_check(test: str) -> bool:
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in tree.body)
 
 
 class HumanEvalEvaluator(CodeEvaluator):
