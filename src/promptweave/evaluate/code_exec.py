@@ -186,6 +186,7 @@ class RelayJob:
     prelude: str
     test: str
     check: str = "check"
+    setup_failure: str = ""  # the result when the program fails before it can answer (else as it failed)
 
 
 class _Lines:
@@ -252,8 +253,11 @@ def run_relay(job: RelayJob, limits: Limits = Limits(), sandbox: str = os_sandbo
         out = {b.proc.stdout.fileno(): _Lines(b.proc.stdout.fileno(), MAX_OUTPUT) for b in boxes}
         p_out, j_out = prog.proc.stdout.fileno(), judge.proc.stdout.fileno()
         p_in, j_in = prog.proc.stdin.fileno(), judge.proc.stdin.fileno()
-        waiting = False  # the test's sandbox waits for a value
+        from collections import deque
+
+        waiting: deque[int] = deque()  # the calls the test's sandbox sent, in order, not answered yet
         program_gone = False
+        program_ready = False
         deadline = time.monotonic() + limits.timeout_s
 
         def reply(data: bytes) -> None:
@@ -296,9 +300,9 @@ def run_relay(job: RelayJob, limits: Limits = Limits(), sandbox: str = os_sandbo
                         if fd == j_out:
                             return "failed"  # the test's sandbox ended without a verdict
                         program_gone = True
-                        if waiting:
-                            reply(b'{"gone": 1}')
-                            waiting = False
+                        reply(b'{"ready": 0}')
+                        while waiting:
+                            reply(json.dumps({"n": waiting.popleft(), "gone": 1}).encode())
                     for line in lines:
                         rec = _record(line)
                         if rec is None:
@@ -309,14 +313,17 @@ def run_relay(job: RelayJob, limits: Limits = Limits(), sandbox: str = os_sandbo
                                 return "pass"
                             if key_ == "x":
                                 return "wrong_answer" if val == "assert" else "failed"
-                            if key_ == "call" and isinstance(val, dict):
+                            if key_ == "call" and isinstance(val, dict) and isinstance(val.get("n"), int):
                                 if program_gone:
-                                    reply(b'{"gone": 1}')
+                                    reply(json.dumps({"n": val["n"], "gone": 1}).encode())
                                 else:
-                                    pending[p_in] += json.dumps(val).encode() + b"\n"
-                                    waiting = True
-                        elif key_ == "x":  # the program itself failed before it could answer a call
-                            return "wrong_answer" if val == "assert" else "failed"
+                                    waiting.append(val["n"])
+                                    pending[p_in] += json.dumps({"a": val.get("a"), "k": val.get("k")}).encode() + b"\n"
+                        elif key_ == "x" and not program_ready:  # the program failed before it could answer
+                            return job.setup_failure or ("wrong_answer" if val == "assert" else "failed")
+                        elif key_ == "ready" and not program_ready:
+                            program_ready = True
+                            reply(b'{"ready": 1}')
                         elif key_ in ("v", "r") and waiting:
                             if key_ == "v":
                                 try:
@@ -325,8 +332,7 @@ def run_relay(job: RelayJob, limits: Limits = Limits(), sandbox: str = os_sandbo
                                     rec = {"r": "RuntimeError"}
                             elif not isinstance(val, str) or not val.isidentifier():
                                 rec = {"r": "RuntimeError"}
-                            reply(json.dumps(rec).encode())
-                            waiting = False
+                            reply(json.dumps({"n": waiting.popleft(), **rec}).encode())
     finally:
         for box in boxes:
             box.kill()
