@@ -306,3 +306,30 @@ def test_a_check_may_use_the_prompts_own_helpers() -> None:
     test = ("def check(candidate):\n    for w in ['abc', 'xyz', 'hello']:\n        assert candidate(shift(w)) == w\n")
     assert _humaneval(["    return ''.join(chr(ord(c) - 1) for c in s)\n", "    return s\n"], test, prompt,
                       "unshift") == [True, False]
+
+
+@as_root
+def test_without_setpriv_root_is_dropped_by_a_wrapper_or_the_run_is_refused() -> None:
+    from promptweave.errors import CodeSandboxRootError
+
+    plan = os_sandbox.drop_plan(None)  # as on a machine without util-linux's setpriv
+    if plan[0] == "exec":  # every user may run this interpreter: a small wrapper drops root, then execs it
+        argv = [*os_sandbox.root_drop(os_sandbox.throwaway_id(), plan), sys.executable, "-I", "-S", "-c",
+                "import os; print(os.getuid(), os.getgid(), len(os.getgroups()))"]
+        uid, gid, groups = subprocess.run(argv, capture_output=True, env={}, check=True).stdout.split()
+        assert int(uid) >= 2_000_000_000 and int(gid) == int(uid) and groups in (b"0", b"1")
+    else:  # this interpreter lies where only root may enter (a pyenv under /root): refused, saying what to do
+        assert plan[0] == "refuse"
+        with pytest.raises(CodeSandboxRootError) as ei:
+            os_sandbox.root_drop(os_sandbox.throwaway_id(), plan)
+        msg = str(ei.value)
+        assert ei.value.code == "PW632" and "setpriv" in msg and "bubblewrap" in msg and "ordinary user" in msg
+
+
+@pytest.mark.parametrize("mode", sorted({CODE_SANDBOX, os_sandbox.RLIMITS} if os.geteuid() == 0 else {CODE_SANDBOX}))
+def test_the_program_inherits_no_descriptor_but_the_harness_pipes(mode: str) -> None:
+    # 0-2 are /dev/null while the program runs; 3 and 4 the harness's copies of its pipes; 5 the listing itself
+    prog = "import os\nfds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
+    tests = ("assert fds == [0, 1, 2, 3, 4, 5]\n"
+             "assert [os.readlink(f'/proc/self/fd/{i}') for i in (0, 1, 2)] == ['/dev/null'] * 3")
+    assert run_job(Job(prog, tuple(module_steps(tests, typed=True))), FAST, mode) == "pass"

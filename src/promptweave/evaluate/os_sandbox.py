@@ -462,39 +462,43 @@ def _can_run(prefix: tuple[str, ...]) -> str | None:
     return err[-1] if err else f"exit status {proc.returncode}"
 
 
-def _setpriv(uid: int, caps: str) -> tuple[str, ...]:
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    assert setpriv is not None
+_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+
+
+def _setpriv(uid: int, caps: str, setpriv: str) -> tuple[str, ...]:
     out = (setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs")
     if caps:
         out += (f"--inh-caps=-all,+{caps}", f"--ambient-caps=-all,+{caps}")
     return (*out, f"--bounding-set=-all{',+' + caps if caps else ''}", "--")
 
 
-@functools.lru_cache(maxsize=1)
-def _drop_plan() -> tuple[str, str]:
-    """How model code drops root here: ``("setpriv", caps)``, ``("popen", "")``, or ``("refuse", why)``."""
-    if shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin"):
+@functools.lru_cache(maxsize=4)
+def drop_plan(setpriv: str | None = _SETPRIV) -> tuple[str, str]:
+    """How model code drops root here (found once): ``("setpriv", caps)`` (util-linux's ``setpriv``, keeping
+    ``caps`` only where the interpreter needs them), ``("exec", "")`` (a small wrapper that drops and execs, where
+    there is no ``setpriv`` and every user may run the interpreter) or ``("refuse", why)``."""
+    if setpriv:
         for caps in ("", "dac_read_search"):
-            why = _can_run(_setpriv(throwaway_id(), caps))
+            why = _can_run(_setpriv(throwaway_id(), caps, setpriv))
             if why is None:
                 return "setpriv", caps
         return "refuse", f"a throwaway user cannot run {sys.executable} ({why})"
     why = _can_run(())
     if why is None:
-        return "popen", ""
+        return "exec", ""
     return "refuse", f"a throwaway user cannot run {sys.executable} ({why}), and setpriv is not installed"
 
 
-def root_drop(uid: int) -> tuple[str, ...]:
+def root_drop(uid: int, plan: tuple[str, str] | None = None) -> tuple[str, ...]:
     """The command prefix that starts model code as the throwaway user ``uid`` (rlimits mode run as root)."""
-    how, what = _drop_plan()
+    how, what = plan or drop_plan()
     if how == "refuse":
         raise CodeSandboxRootError(
             f"{FLAG}=rlimits runs as root here, and model code must not keep root's reach over every process; "
             f"it runs as a throwaway user, but {what}", field=FLAG, value=RLIMITS, expected=_ROOT_DROP_WHAT_TO_DO)
     if how == "setpriv":
-        return _setpriv(uid, what)
+        assert _SETPRIV is not None
+        return _setpriv(uid, what, _SETPRIV)
     # no setpriv: su-free dropping through a tiny exec wrapper run by this interpreter as root
     return (sys.executable, "-I", "-S", "-c", _DROP_AND_EXEC, str(uid))
 
