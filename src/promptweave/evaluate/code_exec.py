@@ -240,19 +240,20 @@ def run_relay(job: RelayJob, limits: Limits = Limits(), sandbox: str = os_sandbo
                 boxes.append(os_sandbox.start([sys.executable, "-I", "-S", "-c", HARNESS], sandbox, jail, _ENV))
         except OSError as exc:
             raise CodeExecutionError(f"the code sandbox could not start ({exc})", field="evaluator") from None
-        prog, judge = boxes
         jobs = ({"mode": "serve", "program": job.program, "entry": job.entry, "steps": [], "limits": lim,
                  "plain": True},
                 {"mode": "judge", "program": job.prelude, "test": job.test, "check": job.check, "steps": [],
                  "limits": lim, "plain": True})
         pending: dict[int, bytearray] = {}
+        for box in boxes:
+            assert box.proc.stdin is not None and box.proc.stdout is not None
         for box, wire in zip(boxes, jobs):
-            fd = box.proc.stdin.fileno()
+            fd = box.proc.stdin.fileno()  # type: ignore[union-attr]
             os.set_blocking(fd, False)
             pending[fd] = bytearray(json.dumps(wire).encode("utf-8", "surrogatepass") + b"\n")
-        out = {b.proc.stdout.fileno(): _Lines(b.proc.stdout.fileno(), MAX_OUTPUT) for b in boxes}
-        p_out, j_out = prog.proc.stdout.fileno(), judge.proc.stdout.fileno()
-        p_in, j_in = prog.proc.stdin.fileno(), judge.proc.stdin.fileno()
+        p_out, j_out = (b.proc.stdout.fileno() for b in boxes)  # type: ignore[union-attr]
+        p_in, j_in = (b.proc.stdin.fileno() for b in boxes)  # type: ignore[union-attr]
+        out = {fd: _Lines(fd, MAX_OUTPUT) for fd in (p_out, j_out)}
         from collections import deque
 
         waiting: deque[int] = deque()  # the calls the test's sandbox sent, in order, not answered yet

@@ -191,6 +191,7 @@ def judged_of(stmt: ast.stmt, typed: bool, scoped: bool = False, math_ok: bool =
             return ast.Compare(left=conv(n.left, False), ops=n.ops, comparators=[conv(c, False) for c in n.comparators])
         if isinstance(n, ast.Subscript):
             s = n.slice
+            part: ast.expr
             if isinstance(s, ast.Slice):
                 part = ast.Slice(*(None if p is None else conv(p, False) for p in (s.lower, s.upper, s.step)))
             else:

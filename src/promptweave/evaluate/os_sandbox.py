@@ -466,7 +466,7 @@ _SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
 
 
 def _setpriv(uid: int, caps: str, setpriv: str) -> tuple[str, ...]:
-    out = (setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs")
+    out: tuple[str, ...] = (setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs")
     if caps:
         out += (f"--inh-caps=-all,+{caps}", f"--ambient-caps=-all,+{caps}")
     return (*out, f"--bounding-set=-all{',+' + caps if caps else ''}", "--")
