@@ -13,8 +13,9 @@ import argparse
 import statistics
 import time
 
-from promptweave.evaluate.code_exec import Job, Limits, RelayJob, run_many
+from promptweave.evaluate.code_exec import Job, Limits, run_many
 from promptweave.evaluate.code_plan import Step, check_function_steps
+from promptweave.evaluate.code_relay import RelayJob
 
 PROMPT = 'def add(a, b):\n    """Add."""\n'
 PROGRAM = PROMPT + "    return a + b\n"

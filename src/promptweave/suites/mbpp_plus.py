@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataNotFoundError, PromptweaveWarning
-from promptweave.evaluate.code_exec import Limits, RelayJob, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_exec import Limits, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_relay import RelayJob
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import check_lengths
 from promptweave.suites.code import mbpp

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from promptweave.errors import CodeExecutionError
-from promptweave.evaluate.code_exec import Job, Limits, RelayJob, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_exec import Job, Limits, require_flag, run_many, sandbox_of
 from promptweave.evaluate.code_plan import check_function_steps
+from promptweave.evaluate.code_relay import RelayJob
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import check_lengths
 from promptweave.suites.code.passk import CodeEvaluator, pass_at_k
