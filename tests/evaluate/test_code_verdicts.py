@@ -333,3 +333,19 @@ def test_the_program_inherits_no_descriptor_but_the_harness_pipes(mode: str) -> 
     tests = ("assert fds == [0, 1, 2, 3, 4, 5]\n"
              "assert [os.readlink(f'/proc/self/fd/{i}') for i in (0, 1, 2)] == ['/dev/null'] * 3")
     assert run_job(Job(prog, tuple(module_steps(tests, typed=True))), FAST, mode) == "pass"
+
+
+hostile_output = st.lists(st.one_of(
+    st.binary(max_size=60),
+    st.sampled_from([b'{"done": 1}', b'{"ready": 1}', b'{"x": "assert"}', b'{"v": {"i": "0x1"}}', b'{"v": true}',
+                     b'{"r": "AssertionError"}', b'{"r": "../../x"}', b'{"n": 1, "v": {"i": "0x1"}}',
+                     b'{"v": {"l": [' * 400 + b"]}" * 400 + b"}", b"\n" * 50])), max_size=6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(junk=hostile_output)
+def test_whatever_the_program_writes_a_wrong_answer_fails_the_relayed_check(junk: list[bytes]) -> None:
+    blob = b"\n".join(junk) + b"\n"
+    program = (f"import os\nJUNK = {blob!r}\ndef add(x, y):\n    for fd in range(64):\n        try:\n"
+               "            os.write(fd, JUNK)\n        except OSError:\n            pass\n    return x - y\n")
+    assert _humaneval([program]) == [False]
