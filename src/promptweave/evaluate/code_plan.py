@@ -1,12 +1,13 @@
 """A test's source split into steps, so that the assertions that can be judged outside the sandbox are.
 
-An assertion ``assert <expr> == <literal>`` (or ``<literal> == <expr>``, ``assert <expr>``, ``assert not <expr>``,
-``assert <expr> is None/True/False``) becomes a *probe*: the sandbox evaluates only ``<expr>`` and sends its value;
-the literal stays here and the comparison is made by :class:`promptweave.evaluate.code_verdict.Verdict`. Every other
-statement is run inside the sandbox as written (``exec``), in order, in the program's namespace, as before; with
-``typed`` (MBPP, LCBench), a top-level ``assert a == b`` whose right side is not a literal is split in two: the
-sandbox sends both sides' values and they are compared here too. The helper the old rewrite looked up by name is
-gone: nothing is bound in the program's namespace.
+An assertion becomes *probes* (:func:`judged_of`): the sub-expressions that need the program (a call such as
+``f(2)`` or ``candidate(1.33)``, a name of the test or the program) are evaluated in the sandbox, which sends their
+values; the rest of the expression (``== 4``, ``abs(... - 0.33) < 1e-6``, ``math.isclose(...)``, ``set(...)``,
+indexing) stays here and is evaluated by :class:`promptweave.evaluate.code_verdict.Verdict` over those values, with
+the expected literals never entering the sandbox (:func:`probe_of` covers the simplest forms the same way). Every
+other statement is run inside the sandbox as written (``exec``), in order, in the program's namespace; with
+``typed`` (MBPP, LCBench), a top-level ``assert a == b`` on identities or types (``type(f(x)) == int``) is compared
+by the harness's own type-aware equality. Nothing is bound in the program's namespace.
 
 Parsing is all that happens here: nothing of the test runs in this process (``ast.literal_eval`` reads literals).
 """
