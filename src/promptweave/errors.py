@@ -283,3 +283,11 @@ class ModelConfigError(ConfigError):
     """A model config entry has a field of the wrong type or shape (read at the config boundary, ``ModelConfig``)."""
 
     code = "PW181"
+
+
+# -- code sandbox: verdicts and the rlimits mode run as root --
+class CodeSandboxRootError(CodeSandboxError):
+    """``--code-sandbox=rlimits`` run as root could not drop to a throwaway user, so it refuses to run model code
+    with root's reach."""
+
+    code = "PW632"
