@@ -45,7 +45,7 @@ from promptweave.errors import ReferenceUnavailableError  # bridge: a reference 
 from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
 from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} beside option_A, sent as written
 from promptweave.forms.agent_loop import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
-from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
+from promptweave.evaluate.python_session import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
 from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)

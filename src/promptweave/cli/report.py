@@ -40,8 +40,7 @@ def report_cmd(
         if json_out and len(workdirs) != 2:
             raise ReportError("--json writes the comparison of two work dirs", field="WORKDIR",
                               value=[str(w) for w in workdirs], expected="two paths (A then B)")
-        if len(workdirs) == 2:
-            compare_summary(workdirs[0], workdirs[1], json_out, err)
+        shared = compare_summary(workdirs[0], workdirs[1], json_out, err) if len(workdirs) == 2 else True
         if output is None:
             output = workdirs[0] / "report.html" if len(workdirs) == 1 else workdirs[1] / "compare.html"
         if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # spread hook: a spread's own page
@@ -56,16 +55,29 @@ def report_cmd(
         fail(err, ReportError(f"cannot write the report: {exc.strerror or exc}", file=str(output),
                               expected="a writable path for -o"))
     err.print(f"report written to {path} ({path.stat().st_size / 1e6:.2f} MB)", markup=False)
+    if not shared:
+        raise typer.Exit(1)
 
 
-def compare_summary(a: Path, b: Path, json_out: str | None, err: Any) -> None:
-    """The paired comparison on the terminal (which tasks, their deltas and tests) and, with --json, as a file."""
+def compare_summary(a: Path, b: Path, json_out: str | None, err: Any) -> bool:
+    """The paired comparison on the terminal (which tasks, their deltas and tests) and, with --json, as a file;
+    whether the two runs share any task."""
     import json
 
+    from promptweave.errors import NothingComparedWarning, warning_text
     from promptweave.report import load_workdir
-    from promptweave.report.paired import compare_tasks, json_view, terminal_lines
+    from promptweave.report.paired import compare_tasks, json_view, pair_tasks, terminal_lines
 
-    entries, note = compare_tasks(load_workdir(a), load_workdir(b))
+    wa, wb = load_workdir(a), load_workdir(b)
+    entries, note = compare_tasks(wa, wb)
+    shared = bool(pair_tasks(wa, wb).pairs)
+    if not shared:
+        def tasks(wd: Any) -> str:
+            return "; ".join(f"{m} × {', '.join(t.dataset for t in wd.tasks if t.model == m)}" for m in wd.models)
+
+        err.print("warning: " + warning_text(NothingComparedWarning(
+            f"{a} and {b} share no task (dataset × model): A has {tasks(wa)}; B has {tasks(wb)}; nothing is "
+            "compared (the page lists both runs)")), style="yellow", markup=False, soft_wrap=True)
     for line in terminal_lines(entries, note):
         err.print(line, markup=False)
     if json_out:
@@ -76,6 +88,7 @@ def compare_summary(a: Path, b: Path, json_out: str | None, err: Any) -> None:
             Path(json_out).parent.mkdir(parents=True, exist_ok=True)
             Path(json_out).write_text(text + "\n", encoding="utf-8")
             err.print(f"comparison written to {json_out}", markup=False)
+    return shared
 
 
 def export_tables(workdirs: list[Path], csv_out: str | None, md_out: str | None, err: Any) -> bool:

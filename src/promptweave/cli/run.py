@@ -35,6 +35,8 @@ def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or 
                                  notify=lambda msg: err.print(msg, style="yellow", markup=False))
     except PromptweaveError as exc:
         fail(err, exc)
+    except KeyboardInterrupt:
+        interrupted(err, opts.workdir)
     if opts.dry_run:
         if result.refused:  # the same verdict lint gives: this plan cannot run as a whole
             raise typer.Exit(ExitCode.WILL_FAIL)
@@ -47,6 +49,18 @@ def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or 
         raise typer.Exit(ExitCode.FAILURES)
     if not result.complete:
         raise typer.Exit(ExitCode.FAILED_ROWS)
+
+
+def interrupted(err: Any, workdir: Path) -> None:
+    """Ctrl-C: what is kept and how to go on; exit 130."""
+    from promptweave.cli.common import ExitCode
+    from promptweave.infer.cache import stored_answers
+    from promptweave.run.execute import CACHE_FILE
+
+    kept = stored_answers(Path(workdir) / CACHE_FILE)
+    err.print(f"interrupted: {kept} answer(s) are kept in {Path(workdir) / CACHE_FILE}; rerun the same command to "
+              "resume (only what is missing is sent)", style="yellow", markup=False, soft_wrap=True)
+    raise typer.Exit(ExitCode.INTERRUPTED)
 
 
 def show_plan(console: Any, err: Any, result: Any) -> None:

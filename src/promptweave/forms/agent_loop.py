@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataError, UnsupportedError
-from promptweave.evaluate.code_exec import CellResult, PythonSession, SessionLimits, require_code_exec
+from promptweave.evaluate.python_session import CellResult, PythonSession, SessionLimits, require_code_exec
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 
 # -- the reference's prompt text (prompt data: what the model is sent must match the reference's byte for byte) --

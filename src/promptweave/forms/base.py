@@ -42,6 +42,8 @@ def require_backend(mcfg: Any, *, task: str, file: str | None, where: str) -> No
     from promptweave.compat.models import MODEL_TYPES, type_name
     from promptweave.extras import require
 
+    if cfg_get(mcfg, "_lint_stand_in"):  # lint's own stand-in for a dataset-only file: never loaded, needs nothing
+        return
     name = type_name(cfg_get(mcfg, "type"))
     mt = MODEL_TYPES.get(name)
     if mt is not None:

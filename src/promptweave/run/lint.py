@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.compat.models import CHAT_TEMPLATE_META
+from promptweave.errors import warning_text
 from promptweave.run.options import RunOptions
 
 # the API stand-in uses the meta template OpenCompass gives its chat models (``...withChatTemplate``): the reference's
@@ -210,7 +211,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     report.lines.append(f"ok: {pair}: {count} prompts from {rows} rows in {took:.2f}s")
     seen: dict[str, None] = {}
     for w in caught:
-        seen.setdefault(str(w.message), None)
+        seen.setdefault(warning_text(w.message), None)
     report.warnings = list(seen)
     return report
 

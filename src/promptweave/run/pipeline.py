@@ -18,7 +18,7 @@ from typing import Any
 
 from promptweave.config import Config
 from promptweave.config.model_config import ModelConfig, model_config_of
-from promptweave.errors import PromptweaveError
+from promptweave.errors import PromptweaveError, warning_text
 from promptweave.run.options import RunOptions
 from promptweave.work.task import Task, TaskOutcome
 
@@ -84,7 +84,7 @@ def collected_warnings(into: list[str]) -> Iterator[None]:
         try:
             yield
         finally:
-            for msg in dict.fromkeys(str(w.message) for w in caught):
+            for msg in dict.fromkeys(warning_text(w.message) for w in caught):
                 if msg not in into:
                     into.append(msg)
 

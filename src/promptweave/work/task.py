@@ -151,6 +151,7 @@ class TaskOutcome:
     failed_conversations: int = 0
     failed_rows: int = 0
     ci95: dict = field(default_factory=dict)  # metric -> [lo, hi] (evaluate/intervals.py)
+    causes: list = field(default_factory=list)  # failed rows grouped by kind (work/output.failure_causes)
 
     @property
     def ok(self) -> bool:
