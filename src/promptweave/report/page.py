@@ -85,7 +85,7 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
     for k, t in enumerate(wd.tasks):
         rows = list(iter_predictions(t.predictions, wd.problems))
         blob_id = f"{prefix}rows-{k}"
-        lengths = [prompt_chars(r.get("prompt")) for r in rows]
+        lengths = [_chars(r.get("prompt")) for r in rows]
         index.append({"key": t.key, "model": t.model, "dataset": t.dataset, "mode": t.mode, "status": t.status,
                       "error": t.error, "n": len(rows), "blob": blob_id, "metrics": t.metrics,
                       "predictions": str(t.predictions) if t.predictions else None,
@@ -98,6 +98,13 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
         if lengths:
             charts.append(svg.histogram(lengths, title=f"prompt length · {t.dataset} × {t.model}"))
     return index, blobs, charts
+
+
+def _chars(prompt: Any) -> int:
+    try:
+        return prompt_chars(prompt)
+    except RecursionError:  # nested past any real prompt (an edited predictions file)
+        return 0
 
 
 def _tokens(result: dict, rows: list[dict]) -> str:
