@@ -49,7 +49,7 @@ def report_cmd(
                 if dest == "-":
                     sys.stdout.write(text)
                 else:
-                    from promptweave.work.safe_files import write_atomic
+                    from promptweave.safe_files import write_atomic
 
                     write_atomic(Path(dest), text)  # an exclusive temporary file renamed over the name
                     err.print(f"score table written to {dest}", markup=False)

@@ -50,7 +50,7 @@ from typing import Any
 
 from promptweave.compat.reference_tables import HIDE_ENV, package_root, references_hidden, tables_for, within
 from promptweave.errors import WorkdirFileError
-from promptweave.work.safe_files import read_regular
+from promptweave.safe_files import read_regular
 
 FORMAT = 5  # bump when the index's rules change: older cache files are then rebuilt
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever

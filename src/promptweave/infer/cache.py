@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from promptweave.errors import CacheUnusableError, PromptweaveWarning, WorkdirLinkError
-from promptweave.work.safe_files import check_not_link, no_space
+from promptweave.safe_files import check_not_link, no_space
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

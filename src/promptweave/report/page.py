@@ -22,7 +22,7 @@ from promptweave.report.compare import changed_rows, score_deltas
 from promptweave.report.rows import prompt_chars
 from promptweave.report.table import headline, score_table
 from promptweave.report.workdir import WorkDir, finite_number, iter_predictions, load_workdir
-from promptweave.work.safe_files import atomic_writer
+from promptweave.safe_files import atomic_writer
 
 _MAX_DEPTH = 64  # deeper values from a work dir's files are shown as a note, so no writer recurses without end
 

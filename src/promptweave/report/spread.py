@@ -13,7 +13,7 @@ from typing import Any
 
 from promptweave.errors import ReportError, SpreadFileError, WorkdirFileError
 from promptweave.report.workdir import finite_number
-from promptweave.work.safe_files import read_regular
+from promptweave.safe_files import read_regular
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}

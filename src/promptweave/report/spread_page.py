@@ -5,7 +5,7 @@ from pathlib import Path
 
 from promptweave.report.page import build_report, write_report
 from promptweave.report.spread import build_spread_page
-from promptweave.work.safe_files import write_atomic
+from promptweave.safe_files import write_atomic
 
 
 def write_spread_report(workdir: str | Path, out: str | Path | None = None, *,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import ReportError, WorkdirFileError
-from promptweave.work.safe_files import confined, read_regular
+from promptweave.safe_files import confined, read_regular
 
 # the summarizer's order for choosing a dataset's headline metric, and what it never shows
 METRIC_ORDER = ("score", "auc_score", "accuracy", "humaneval_pass@1", "rouge1", "avg_toxicity_score", "bleurt_diff",

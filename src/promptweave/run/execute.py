@@ -17,7 +17,7 @@ from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
 from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.work import safe_files
+from promptweave import safe_files
 from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
 from promptweave.work.task import Task, TaskOutcome
 from promptweave.run.truncation import cut_warning, run_owns_the_warning

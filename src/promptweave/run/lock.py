@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from promptweave.errors import RunError, WorkdirLinkError, WorkdirLockedError
-from promptweave.work.safe_files import is_no_space, no_space, open_lock_file
+from promptweave.safe_files import is_no_space, no_space, open_lock_file
 
 LOCK_FILE = ".lock"
 

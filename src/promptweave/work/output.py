@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.filenames import file_name
-from promptweave.work import safe_files
+from promptweave import safe_files
 
 
 def safe_name(name: str) -> str:
@@ -27,7 +27,7 @@ def results_path(workdir: Path, task: Any) -> Path:
 
 
 def write_atomic(path: Path, text: str, *, root: Path | None = None) -> None:
-    """Replace ``path`` with ``text`` at once, never through a planted link (promptweave/work/safe_files.py);
+    """Replace ``path`` with ``text`` at once, never through a planted link (promptweave/safe_files.py);
     ``root``, the work dir, has every folder between it and ``path`` checked too."""
     # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
     safe_files.write_atomic(path, text, root=root, errors="backslashreplace")
