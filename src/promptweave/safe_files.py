@@ -118,8 +118,9 @@ def _temp_beside(path: Path) -> tuple[Path, int]:
 
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, *, root: str | Path | None = None, binary: bool = False,
-                  errors: str = "strict") -> Iterator[IO[Any]]:
-    """A file object whose contents replace ``path`` when the block ends (nothing changes if it fails)."""
+                  errors: str = "strict", sync: bool = False) -> Iterator[IO[Any]]:
+    """A file object whose contents replace ``path`` when the block ends (nothing changes if it fails);
+    ``sync``: the data reaches the disk before the rename."""
     path = Path(path)
     ensure_dir(path.parent, root)
     try:
@@ -131,12 +132,12 @@ def atomic_writer(path: str | Path, *, root: str | Path | None = None, binary: b
         tmp, fd = _temp_beside(path)
     try:
         with space_checked(path):
-            if binary:
-                with os.fdopen(fd, "wb") as fh:
-                    yield fh
-            else:
-                with os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="") as fh:
-                    yield fh
+            with (os.fdopen(fd, "wb") if binary else
+                  os.fdopen(fd, "w", encoding="utf-8", errors=errors, newline="")) as fh:
+                yield fh
+                if sync:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)  # a rename replaces a link at ``path`` itself, never what it points to
     except BaseException:
         with contextlib.suppress(OSError):

@@ -120,7 +120,8 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
             gc.collect()
         for k, outs in outcomes.items():
             write_atomic(variant_dir(workdir, k) / "summary.json",
-                         json.dumps([{**o.__dict__} for o in outs], indent=2, ensure_ascii=False, default=str))
+                         json.dumps([{**o.__dict__} for o in outs], indent=2, ensure_ascii=False, default=str),
+                         root=workdir)
     return outcomes
 
 
@@ -231,7 +232,7 @@ def write_spread(workdir: Path, data: dict[str, Any]) -> Path:
     from promptweave.run.execute import write_atomic
 
     path = Path(workdir) / SPREAD_FILE
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str), root=Path(workdir))
     return path
 
 
