@@ -113,14 +113,15 @@ class ResponseCache:
         except sqlite3.Error as exc:
             raise _Unusable(str(exc)) from None
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode survives a killed process; only power loss can drop the last commits
-            db.execute("PRAGMA synchronous=NORMAL")
-            tables = {name: [c[1] for c in db.execute(f"PRAGMA table_info('{name}')")]
-                      for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            # checked before anything is written: another program's database is set aside as it was
+            tables = {name: [c[1] for c in db.execute("PRAGMA table_info('{}')".format(name.replace("'", "''")))]
+                      for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()}
             for name, columns in tables.items():
                 if _TABLES.get(name) != columns:
                     raise _Unusable(f"it holds a table {name!r} with columns {columns}")
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a killed process; only power loss can drop the last commits
+            db.execute("PRAGMA synchronous=NORMAL")
             db.execute(_SCHEMA)
         except sqlite3.Error as exc:
             db.close()
