@@ -37,7 +37,17 @@ _MEMO_SCHEMA = "CREATE TABLE IF NOT EXISTS memos (key TEXT PRIMARY KEY, value TE
 _TABLES = {"responses": ["key", "model", "kind", "request", "response", "created"],
            "memos": ["key", "value", "created"]}
 _SIDE_FILES = ("-wal", "-shm", "-journal")
-_SQLITE_FULL = 13
+_SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB = 13, 11, 26  # SQLite's primary result codes
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the file system of ``path`` has no block left (SQLite reports some writes on a full disk as
+    plain I/O errors)."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 65536
 
 
 class _Unusable(Exception):
@@ -46,7 +56,8 @@ class _Unusable(Exception):
 
 def _no_space_or(exc: sqlite3.Error, path: Path) -> Exception:
     """A full disk as :class:`~promptweave.errors.NoSpaceError`; any other SQLite failure as a typed error."""
-    if getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc):
+    code = getattr(exc, "sqlite_errorcode", None)
+    if (code is not None and code & 0xFF == _SQLITE_FULL) or "disk is full" in str(exc) or _disk_full(path):
         return no_space(path)
     return CacheUnusableError(f"the response cache failed ({exc})", file=str(path),
                               expected="the file moved aside (the next run rebuilds it), then the same command")
@@ -111,7 +122,7 @@ class ResponseCache:
         try:
             db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
         except sqlite3.Error as exc:
-            raise _Unusable(str(exc)) from None
+            raise self._failed(exc) from None
         try:
             # checked before anything is written: another program's database is set aside as it was
             tables = {name: [c[1] for c in db.execute("PRAGMA table_info('{}')".format(name.replace("'", "''")))]
@@ -125,13 +136,21 @@ class ResponseCache:
             db.execute(_SCHEMA)
         except sqlite3.Error as exc:
             db.close()
-            if getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL:
-                raise no_space(self.path) from None
-            raise _Unusable(str(exc)) from None
+            raise self._failed(exc) from None
         except _Unusable:
             db.close()
             raise
         return db
+
+    def _failed(self, exc: sqlite3.Error) -> Exception:
+        """A damaged file or another program's database is :class:`_Unusable` (set aside); a full disk or an I/O
+        failure leaves the file where it is, as a typed error (the cache may be whole: a rerun reuses it)."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            return _Unusable(str(exc))
+        if code is None and ("not a database" in str(exc) or "malformed" in str(exc)):
+            return _Unusable(str(exc))
+        return _no_space_or(exc, self.path)
 
     def _set_aside(self) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
