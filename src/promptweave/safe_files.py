@@ -174,6 +174,29 @@ def open_fresh(path: str | Path, *, root: str | Path | None = None) -> IO[bytes]
     return os.fdopen(fd, "wb")
 
 
+def remove_file(path: str | Path, *, root: str | Path) -> bool:
+    """Remove ``path`` if every folder between ``root`` and it is a real folder (a link itself is removed, never
+    what it points to); whether something was removed."""
+    path = Path(path)
+    try:
+        rel = path.parent.relative_to(root)
+    except ValueError:
+        return False
+    cur = Path(root)
+    for part in rel.parts:
+        cur = cur / part
+        try:
+            if part == ".." or not stat.S_ISDIR(os.lstat(cur).st_mode):
+                return False
+        except OSError:
+            return False
+    try:
+        os.unlink(path)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        return False
+    return True
+
+
 def open_lock_file(path: str | Path, *, root: str | Path | None = None) -> int:
     """A descriptor on the lock file ``path`` (created if missing), which must be a regular file, not a link."""
     path = Path(path)
@@ -263,4 +286,4 @@ def read_regular(path: str | Path, *, max_bytes: int, root: str | Path | None = 
 
 
 __all__ = ["atomic_writer", "check_not_link", "confined", "ensure_dir", "is_no_space", "no_space", "open_fresh",
-           "open_lock_file", "read_regular", "space_checked", "write_atomic"]
+           "open_lock_file", "read_regular", "remove_file", "space_checked", "write_atomic"]

@@ -65,13 +65,15 @@ def test_a_planted_journal_link_is_replaced_not_followed(stub_server, tmp_path) 
 def test_a_predictions_folder_linked_out_fails_its_tasks_and_writes_nothing_there(stub_server, tmp_path) -> None:
     out = tmp_path / "outside"
     out.mkdir()
+    (out / "toy-gen.jsonl.partial").write_text(MARK)  # a file of the journal's name out there: kept too
     work = tmp_path / "w"
     (work / "predictions").mkdir(parents=True)
     (work / "predictions" / "stub-model").symlink_to(out, target_is_directory=True)
     outs, _ = _run(stub_server.url, work)
     assert outs and not any(o.ok for o in outs)
     assert all("[PW721]" in o.error and "symbolic link" in o.error for o in outs)
-    assert list(out.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == ["toy-gen.jsonl.partial"]
+    assert (out / "toy-gen.jsonl.partial").read_text() == MARK
 
 
 @pytest.mark.parametrize("kind", ["garbage", "foreign", "other-columns", "link"])

@@ -169,7 +169,7 @@ def _task_error(task: Task, workdir: Path, exc: PromptweaveError, ppath: Path, j
     if isinstance(exc, _ScoringFailed):
         outcome.predictions_path = str(ppath)
     with contextlib.suppress(OSError):
-        journal.unlink()
+        safe_files.remove_file(journal, root=workdir)  # never through a folder linked out of the work dir
     write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
                                                          ensure_ascii=False), root=workdir)
     return outcome
