@@ -176,7 +176,7 @@ def _run_view(wd: WorkDir, index: list, blobs: list, charts: list, scores: str) 
 def _meta_rows(meta: dict) -> list[tuple[str, str]]:
     out = []
     for k, v in meta.items():
-        out.append((k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)))
+        out.append((k, v if isinstance(v, str) else _json(v)))  # nesting of any depth, NaN: shown, not fatal
     return out
 
 
