@@ -16,7 +16,7 @@ spans = st.lists(st.tuples(st.integers(0, 60), st.integers(1, 12)).map(lambda t:
 @settings(max_examples=300, deadline=None)
 @given(stored=spans, more=spans, queries=spans)
 def test_merged_spans_answer_as_the_plain_list_does(stored, more, queries) -> None:
-    taken = grammar._Taken(stored)
+    taken = grammar.TakenSpans(stored)
     plain = list(stored)
     for a, b in more:
         taken.add(a, b)
@@ -30,7 +30,7 @@ def _long_template(blocks: int) -> str:
     return "".join(block.format(i % 9) for i in range(blocks)) + "{question}\nAnswer:"
 
 
-class _Counting(grammar._Taken):
+class _Counting(grammar.TakenSpans):
     """The grammar's span set, counting every instance's probes into one tally."""
 
     total = 0
@@ -48,7 +48,7 @@ class _Counting(grammar._Taken):
 
 
 def test_work_grows_linearly_with_the_template(monkeypatch) -> None:
-    monkeypatch.setattr(grammar, "_Taken", _Counting)
+    monkeypatch.setattr(grammar, "TakenSpans", _Counting)
     fmt = Format(separator=" - ", spacing=" || ", casing="upper", label="({})", choice_sep="; ", cue="Response")
     work = []
     for blocks in (500, 1000, 2000, 4000):  # 4,000 blocks: about 330 KB of template

@@ -156,7 +156,7 @@ def _label_edits(s: str, fmt: Format) -> tuple[list[tuple[int, int, str]], list[
     return edits, spans
 
 
-class _Taken:
+class TakenSpans:
     """The spans of a text already claimed by an edit, kept merged and sorted, so asking whether ``[a, b)``
     meets one of them looks at one neighbour (a template of many lines stays linear, not quadratic).
 
@@ -205,7 +205,7 @@ def _apply(text: str, fmt: Format, protect: tuple[str, ...]) -> str:
         return text
     s, kept = masked
     edits, label_spans = _label_edits(s, fmt)
-    taken = _Taken(label_spans)
+    taken = TakenSpans(label_spans)
     for m in _DESC.finditer(s):
         if taken.overlaps(m.start(), m.end()):
             continue
