@@ -349,3 +349,42 @@ class EndpointDownError(ModelError):
     remaining requests are not sent."""
 
     code = "PW470"
+
+
+# -- work dirs and caches as data (links, full disks, hostile files) --
+class NoSpaceError(RunError):
+    """A write into the work dir failed for lack of space; what was finished is kept, so a rerun resumes."""
+
+    code = "PW720"
+
+
+class WorkdirLinkError(RunError):
+    """A path promptweave writes in a work dir is a symbolic link or not a plain file or folder: nothing is
+    written through it."""
+
+    code = "PW721"
+
+
+class CacheUnusableError(RunError):
+    """The work dir's response cache cannot be opened nor set aside."""
+
+    code = "PW722"
+
+
+class PriceError(ConfigError):
+    """A model's ``input_price`` / ``output_price`` is not a finite number ≥ 0."""
+
+    code = "PW723"
+
+
+class WorkdirFileError(ReportError):
+    """A file of a work dir handed to ``report`` cannot be read as data: a link out of the dir, not a regular
+    file, too large, or not the shape promptweave writes."""
+
+    code = "PW820"
+
+
+class SpreadFileError(WorkdirFileError):
+    """A spread work dir's ``spread.json`` is not the shape ``promptweave spread`` writes."""
+
+    code = "PW821"

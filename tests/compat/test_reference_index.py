@@ -448,3 +448,35 @@ def test_real_opencompass_loader_bridged_configs_lint(tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env, timeout=600, check=False)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     assert f"{len(files)} file(s): {len(files)} ok" in res.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "folder"])
+def test_a_cache_file_that_is_no_regular_file_or_sane_json_is_rebuilt(unimportable_reference: Path,
+                                                                       kind: str) -> None:
+    """The index cache is read only as a regular file of bounded size: a FIFO cannot block, /dev/zero cannot
+    exhaust memory, and JSON nested past any real index is rebuilt (the verdict stays the index's own)."""
+    import os
+    import shutil
+
+    reference_index.index_for(PKG)
+    [cached] = reference_index.cache_dir().glob(f"{PKG}-*.json")
+    cached.unlink()
+    if kind == "fifo":
+        os.mkfifo(cached)
+    elif kind == "dev-zero":
+        cached.symlink_to("/dev/zero")
+    elif kind == "deep":
+        cached.write_text('{"key": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    elif kind == "huge":
+        with open(cached, "wb") as fh:  # sparse: no disk used
+            fh.truncate(reference_index.MAX_CACHE_BYTES + 1)
+    else:
+        cached.mkdir()
+    reference_index.clear_memory()
+    index = reference_index.index_for(PKG)
+    assert index is not None and _names(index) == EXPECTED
+    if kind == "folder":
+        shutil.rmtree(cached)
+    else:  # rewritten whole, as a regular file
+        assert cached.is_file() and not cached.is_symlink()
+        assert json.loads(cached.read_text())["index"]["version"] == "1.0"

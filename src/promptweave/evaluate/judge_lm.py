@@ -412,9 +412,15 @@ def load_base_predictions(base: str, subjective: Mapping[str, Any], ctx: EvalCon
         if found is None and ctx is not None and ctx.workdir is not None and dataset:
             from promptweave.evaluate.judge_view import safe_name
 
+            from promptweave.errors import WorkdirFileError
+            from promptweave.safe_files import confined
+
             own = Path(ctx.workdir) / "predictions" / safe_name(base) / f"{safe_name(dataset)}.jsonl"
             tried.append(str(own))
-            found = _read_own_preds(own)
+            try:  # the work dir's own file only: a link out of it is not read
+                found = _read_own_preds(confined(own, ctx.workdir)) if own.exists() or own.is_symlink() else None
+            except WorkdirFileError as exc:
+                tried[-1] += f" ({exc.message})"
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise JudgeError(f"the base model {base!r}'s predictions cannot be read ({type(exc).__name__}: {exc})",
                          field=f"{subjective['where']}.given_pred", value=tried[-1] if tried else None) from None

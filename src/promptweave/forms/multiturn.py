@@ -171,7 +171,7 @@ class MultiTurnForm(Form):
     def run_task(self, task: Task, model: Any, cache: Any, progress: Callable[[int], None] | None, ppath: Path,
                  workdir: Path, on_row_error: str) -> tuple[dict[str, Any], int]:
         rows, extra = run_multiturn(task, model, cache, progress)
-        write_atomic(ppath, "".join(jsonl(r) for r in rows))
+        write_atomic(ppath, "".join(jsonl(r) for r in rows), root=workdir)
         return extra, task.rows
 
     def infer_rows(self, task: Task, model: Any, cache: Any,

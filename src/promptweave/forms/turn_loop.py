@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from promptweave.engine.builder import render_prompt
+from promptweave.safe_files import atomic_writer
 from promptweave.engine.spec import DatasetSpec, ModelSpec
 from promptweave.errors import ModelError, TemplateError
 from promptweave.infer.dispatch import CachedCaller
@@ -310,7 +311,7 @@ def write_predictions(results: Iterable[ConversationResult], path: str | Path) -
     Returns the number of lines written.
     """
     n = 0
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_writer(Path(path)) as fh:  # never through a link planted at that name
         for conv in results:
             for t in conv.turns:
                 rec = asdict(t)

@@ -226,7 +226,7 @@ class RayExecutor:
             for j, task in p.tasks:
                 folder = (Path(req.workdir) / SHARDS_DIR / safe_name(task.model_name)
                           / f"{safe_name(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
-                log = ShardLog(folder)
+                log = ShardLog(folder, Path(req.workdir))
                 done = log.done(p.n_rows)
                 states.append(_TaskState(task, p.ds, j, p.n_rows, log, done, rows_done=sum(b - a for a, b in done),
                                          per_row=p.per_row))
