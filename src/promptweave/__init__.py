@@ -35,6 +35,10 @@ from promptweave.render.text import render_text
 from promptweave.run.lint import LintReport, lint_file
 from promptweave.run.options import RunOptions
 from promptweave.run.pipeline import RunResult, evaluate_config
+from promptweave.spread.pipeline import SpreadOptions, SpreadResult, spread_config
+from promptweave.models.base import Backend, Capabilities, GenerationParams
+from promptweave.models.scripted import ScriptedModel
+from promptweave.config.model_config import ModelConfig
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
 from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
 from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
@@ -63,7 +67,8 @@ __all__ = [
     "EvalContext", "Evaluation", "Scores", "build_evaluation",
     "render_with_chat_template",
     "lint_file", "LintReport",
-    "evaluate_config", "RunOptions", "RunResult",
+    "evaluate_config", "RunOptions", "RunResult", "spread_config", "SpreadOptions", "SpreadResult",
+    "Backend", "Capabilities", "GenerationParams", "ScriptedModel", "ModelConfig",
     "Budget", "BudgetError", "SandboxError",
     "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",

@@ -11,6 +11,7 @@ and the turns after it as not sent. A rejection no request can get past (HTTP
 """
 from __future__ import annotations
 
+from functools import partial
 import copy
 from collections import OrderedDict
 from pathlib import Path
@@ -162,7 +163,7 @@ class MultiTurnForm(Form):
             records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
                        for k in (range(n) if rows is None else rows)]
             tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
-                              make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                              make_model=partial(p.make_model, mcfg),
                               records=records, mode=self.name, params=params, evaluation=evaluation,
                               multiturn=inf, score_per=score.get("score_per", "turn"),
                               conversation_reduce=score.get("conversation_reduce", "all")))

@@ -25,7 +25,7 @@ def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None)
     tokens m+1..n count and the divisor is n - m.
     """
     if is_compact(token_logprobs) and mask_length is None:  # a summed score (infer/score_values.py)
-        return -token_logprobs["logprob_sum"] / token_logprobs["tokens"]  # type: ignore[index]
+        return -token_logprobs["logprob_sum"] / token_logprobs["tokens"]  # type: ignore[call-overload]
     n = len(token_logprobs) + 1
     if mask_length is None:
         return -sum(token_logprobs) / n

@@ -48,7 +48,7 @@ def prices(mcfg: Mapping[str, Any], *, file: str | None, where: str) -> tuple[fl
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(f"{key} is a price per million tokens", file=file, field=f"{where}.{key}", value=value,
                               expected="a number ≥ 0, e.g. input_price=0.15, output_price=0.60")
-    return float(got.get("input_price", 0.0)), float(got.get("output_price", 0.0))
+    return float(got.get("input_price") or 0.0), float(got.get("output_price") or 0.0)
 
 
 def max_out_len_note(settings: Mapping[str, Any], mcfg: Mapping[str, Any]) -> str | None:
@@ -140,7 +140,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
                 counters[j] = _counter(mcfg) if _local_tokenizer(mcfg) else None
             except PromptweaveError:
                 counters[j] = None
-        count = counters.get(j)
+        count = counters.get(j) if j is not None else None
         prompts, generates = _prompts(t)
         tokens = None
         if prompts is not None:

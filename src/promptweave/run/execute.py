@@ -1,6 +1,7 @@
 """Executing tasks: inference through the cache, scoring, and writing predictions and results."""
 from __future__ import annotations
 
+from functools import partial
 import contextlib
 import gc
 import json
@@ -50,7 +51,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
             return task.gold(by_index[i])
     out = form.rows(task, records, model, cache, progress, gold)
     for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
-        extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
+        extra = getattr(by_index[row["index"]], "extra", None) or {}  # type: ignore[index]  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
     # how many tokens a local model received, and whether and how it cut each prompt (truncation is data)
@@ -336,7 +337,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
         extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
-                                               lambda keep, key="prompt": _JournalPrompts(journal, offsets, keep, key),
+                                               partial(_JournalPrompts, journal, offsets),
                                                state.indices,
                                                cache, workdir)
         scoring_error = None
@@ -431,7 +432,7 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
             for t in group:
                 bid = bars[id(t)]
                 outcomes.append(execute_task(t, model, workdir, cache,
-                                             lambda n, bid=bid: bar.advance(bid, n), on_row_error=on_row_error))
+                                             partial(bar.advance, bid), on_row_error=on_row_error))
             del model
             gc.collect()
         summary = [{**o.__dict__} for o in outcomes]

@@ -7,6 +7,7 @@ config and a rerun sends nothing. The figures are computed from the written resu
 """
 from __future__ import annotations
 
+from functools import partial
 import dataclasses
 import gc
 import json
@@ -114,7 +115,7 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
                 continue
             for k, t in group:
                 outcomes[k].append(execute_task(t, model, variant_dir(workdir, k), cache,
-                                                lambda n, bid=bid: bar.advance(bid, n),
+                                                partial(bar.advance, bid),
                                                 on_row_error=req.on_row_error))
             del model
             gc.collect()

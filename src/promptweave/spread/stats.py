@@ -64,7 +64,7 @@ def pss(results: Sequence[Sequence[float | None]]) -> float | None:
     n = max(len(r) for r in results)
     per_instance = []
     for i in range(n):
-        vals = [float(r[i]) for r in results if i < len(r) and r[i] is not None]
+        vals = [float(v) for r in results if i < len(r) and (v := r[i]) is not None]
         d = pair_mean_abs_diff(vals)
         if d is not None:
             per_instance.append(d)
@@ -98,7 +98,7 @@ def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
     n = max((len(v) for v in scores.values()), default=0)
     per_variant = []
     for k in range(n):
-        have = [(m, scores[m][k]) for m in models if k < len(scores[m]) and scores[m][k] is not None]
+        have = [(m, v) for m in models if k < len(scores[m]) and (v := scores[m][k]) is not None]
         ranked = sorted(have, key=lambda ms: -ms[1])  # stable: ties keep the config's model order
         order = [m for m, _ in ranked]
         top = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[1][1] < ranked[0][1]) else None  # tie: none

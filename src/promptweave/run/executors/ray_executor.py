@@ -333,7 +333,7 @@ class RayExecutor:
         )
 
         by_task = {(s.ds, s.model): s for s in states}
-        waits: dict[Any, tuple[str, _Slot, Shard | None]] = {}
+        waits: dict[Any, tuple[str, _Slot, Any]] = {}  # the shard, None for a "ready" wait
         outcomes: dict[tuple[int, int], TaskOutcome] = {}
         attempts: dict[Shard, int] = {}
         start = time.monotonic()
