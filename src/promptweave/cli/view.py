@@ -48,9 +48,9 @@ def view_cmd(
     """
     from rich.console import Console
 
-    from promptweave.cli.view_final import final_model, fitter_for
-    from promptweave.config import load_config, open_dataset, open_model
-    from promptweave.engine import PromptBuilder
+    from promptweave.cli.view_final import final_model
+    from promptweave.config import open_dataset, open_model
+    from promptweave.work.verdicts import view_pairs
 
     console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -61,65 +61,14 @@ def view_cmd(
             from promptweave.sandbox.env import set_policy
 
             set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
-            cfg = load_config(config, trust=trust_config)
-            ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-            model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-            if variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
-                from promptweave.spread.variants import variant_config
-
-                cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
-                                     notify=lambda msg: err.print(msg, style="dim", markup=False))
-            if compare and len(model_ids) > 2:
-                raise ConfigError("--compare shows two models side by side, or one model's meta template beside "
-                                  "its chat template", file=str(config), field="--model",
-                                  value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
+            cfg, ds_ids, model_ids = _selection(config, dataset, model, trust_config, variant, spread_seed, compare, err)
             models = [open_model(cfg, j) for j in model_ids]
             finals = [final_model(m) for m in models]
-            from promptweave.work.verdicts import view_pairs  # the verdicts lint and run give, as warnings
-
-            shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))
+            shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))  # lint's and run's verdicts
             for i in ds_ids:
-                spec = open_dataset(cfg, i)
-                from promptweave.forms.registry import view_dataset
-
-                spec, note = view_dataset(spec)  # the dataset as its form shows it (e.g. its first prompt filled)
-                if note:
-                    warnings.warn(note, PromptweaveWarning, stacklevel=1)
-                rows = index if index else list(range(min(n, len(spec.test))))
-                if judge is not None:  # eval hook: the judge's prompts from the run's predictions
-                    from promptweave.evaluate.judge_view import judge_records, show_judge
-
-                    for m in models:
-                        for rec in judge_records(judge, m.abbr, spec.abbr, rows):
-                            records.append(rec)
-                            if not as_json:
-                                show_judge(console, rec)
-                    continue
-                per_model: list[list[Any]] = []
-                for k, (m, fm) in enumerate(zip(models, finals)):
-                    if not shows(i, k):
-                        continue
-                    if spec.template.kind_name == "MultiTurnPromptTemplate" or _chat_turns(spec, m):
-                        for r in rows:
-                            for rec in _turn_records(spec, m, r):
-                                records.append(_record(rec, None, False))
-                                if not as_json:
-                                    _show(console, rec, _Shim(spec, m), False)
-                        continue
-                    builder = PromptBuilder(spec, m, mode)
-                    builder.prefetch(rows)
-                    fitter = fitter_for(builder, fm, builder.mode, rows)
-                    recs = [rec for r in rows for rec in _build_row(builder, fitter, r)]
-                    per_model.append(recs)
-                    _warn_meta_vs_chat(fm, recs)
-                    if compare:
-                        continue
-                    for rec in recs:
-                        records.append(_record(rec, builder, shots, fm, tokens))
-                        if not as_json:
-                            _show(console, rec, builder, shots, fm, tokens)
-                if compare and per_model:
-                    records.extend(_compare(console, finals, per_model, as_json))
+                records += _dataset_records(console, open_dataset(cfg, i), i, models, finals, shows, index or
+                                            None, n, mode=mode, shots=shots, tokens=tokens, compare=compare,
+                                            as_json=as_json, judge=judge)
         except PromptweaveError as exc:
             fail(err, exc)
     sys.stdout.flush()
@@ -127,6 +76,76 @@ def view_cmd(
         err.print(f"warning: {w}", style="yellow", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+
+
+def _selection(config: Path, dataset: list[str] | None, model: list[str] | None, trust_config: bool,
+               variant: int | None, spread_seed: int, compare: bool, err: Any) -> tuple[Any, list[int], list[int]]:
+    """The loaded config (with variant K's templates for ``--variant``), and the selected datasets and models."""
+    from promptweave.config import load_config
+
+    cfg = load_config(config, trust=trust_config)
+    ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
+    model_ids = select(cfg.model_abbrs(), model, "model", cfg)
+    if variant is not None:  # the same prompts with spread's variant K of each template (spread/variants.py)
+        from promptweave.spread.variants import variant_config
+
+        cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
+                             notify=lambda msg: err.print(msg, style="dim", markup=False))
+    if compare and len(model_ids) > 2:
+        raise ConfigError("--compare shows two models side by side, or one model's meta template beside "
+                          "its chat template", file=str(config), field="--model",
+                          value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
+    return cfg, list(ds_ids), list(model_ids)
+
+
+def _dataset_records(console: Any, spec: Any, i: int, models: list[Any], finals: list[Any], shows: Any,
+                     index: list[int] | None, n: int, *, mode: str | None, shots: bool, tokens: bool, compare: bool,
+                     as_json: bool, judge: Path | None) -> list[dict[str, Any]]:
+    """One dataset's records (shown unless ``as_json``): each model's prompts, the judge's, or a comparison."""
+    from promptweave.cli.view_final import fitter_for
+    from promptweave.engine import PromptBuilder
+    from promptweave.forms.registry import view_dataset
+
+    records: list[dict[str, Any]] = []
+    spec, note = view_dataset(spec)  # the dataset as its form shows it (e.g. its first prompt filled)
+    if note:
+        warnings.warn(note, PromptweaveWarning, stacklevel=1)
+    rows = index if index else list(range(min(n, len(spec.test))))
+    if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+        from promptweave.evaluate.judge_view import judge_records, show_judge
+
+        for m in models:
+            for rec in judge_records(judge, m.abbr, spec.abbr, rows):
+                records.append(rec)
+                if not as_json:
+                    show_judge(console, rec)
+        return records
+    per_model: list[list[Any]] = []
+    for k, (m, fm) in enumerate(zip(models, finals)):
+        if not shows(i, k):
+            continue
+        if spec.template.kind_name == "MultiTurnPromptTemplate" or _chat_turns(spec, m):
+            for r in rows:
+                for rec in _turn_records(spec, m, r):
+                    records.append(_record(rec, None, False))
+                    if not as_json:
+                        _show(console, rec, _Shim(spec, m), False)
+            continue
+        builder = PromptBuilder(spec, m, mode)
+        builder.prefetch(rows)
+        fitter = fitter_for(builder, fm, builder.mode, rows)
+        recs = [rec for r in rows for rec in _build_row(builder, fitter, r)]
+        per_model.append(recs)
+        _warn_meta_vs_chat(fm, recs)
+        if compare:
+            continue
+        for rec in recs:
+            records.append(_record(rec, builder, shots, fm, tokens))
+            if not as_json:
+                _show(console, rec, builder, shots, fm, tokens)
+    if compare and per_model:
+        records.extend(_compare(console, finals, per_model, as_json))
+    return records
 
 
 def _build_row(builder: Any, fitter: Any, index: int) -> list[Any]:
