@@ -21,9 +21,9 @@ so they know no form by name.
 """
 from __future__ import annotations
 
-from functools import partial
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 

@@ -8,12 +8,12 @@ never sent still close the progress bar.
 """
 from __future__ import annotations
 
-from functools import partial
 import copy
+from functools import partial
 from typing import Any, Callable, Sequence
 
-from promptweave.forms.chat_loop import chat_prediction
 from promptweave.forms.base import DatasetPlan, Form
+from promptweave.forms.chat_loop import chat_prediction
 from promptweave.infer.records import to_jsonable
 from promptweave.work.task import Task
 

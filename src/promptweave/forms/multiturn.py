@@ -11,14 +11,14 @@ and the turns after it as not sent. A rejection no request can get past (HTTP
 """
 from __future__ import annotations
 
-from functools import partial
 import copy
 from collections import OrderedDict
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from promptweave.forms.turn_loop import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.forms.base import DatasetPlan, Form, score_settings
+from promptweave.forms.turn_loop import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.infer.records import to_jsonable
 from promptweave.work.output import jsonl, write_atomic
 from promptweave.work.task import Task

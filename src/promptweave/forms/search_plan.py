@@ -7,10 +7,10 @@ that will be sent.
 """
 from __future__ import annotations
 
-from functools import partial
 import dataclasses
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any
 

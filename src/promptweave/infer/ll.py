@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import ModelError
-from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.ppl import group_by_row
 from promptweave.infer.records import RecordLike
+from promptweave.models.base import backend_identity_name, capabilities_of
 
 
 @dataclass

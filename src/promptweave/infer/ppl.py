@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError
-from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.failure import RowFailure, first_failure
 from promptweave.infer.records import RecordLike, columns_of
 from promptweave.infer.score_values import is_compact
+from promptweave.models.base import backend_identity_name, capabilities_of
 
 
 def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None) -> float:

@@ -1,7 +1,6 @@
 """Executing tasks: inference through the cache, scoring, and writing predictions and results."""
 from __future__ import annotations
 
-from functools import partial
 import contextlib
 import gc
 import json
@@ -10,6 +9,7 @@ import tempfile
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,12 @@ from promptweave.forms.registry import form_for
 from promptweave.infer import ResponseCache
 from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
-from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
-from promptweave.work.task import Task, TaskOutcome
 from promptweave.run.truncation import cut_warning, run_owns_the_warning
 from promptweave.run.usage import TokenTally, measure_rows
+from promptweave.work.batches import ROWS_PER_BATCH, batches
+from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
+from promptweave.work.task import Task, TaskOutcome
 
 CACHE_FILE = "cache.sqlite"
 

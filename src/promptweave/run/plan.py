@@ -122,10 +122,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes
     from promptweave.config import open_dataset, open_model
+    from promptweave.config.pairs import allowed_pairs, paired
     from promptweave.forms.base import DatasetPlan
     from promptweave.forms.registry import form_for
-
-    from promptweave.config.pairs import allowed_pairs, paired
     from promptweave.run.estimate import prices
 
     counters = Counters(token_counter)

@@ -7,12 +7,12 @@ config and a rerun sends nothing. The figures are computed from the written resu
 """
 from __future__ import annotations
 
-from functools import partial
 import dataclasses
 import gc
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 

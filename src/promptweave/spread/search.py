@@ -86,9 +86,9 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
     sent, each arm's rows seen and accuracy so far, and the 95% posterior interval of the best and worst
     arms' scores.
     """
-    from promptweave.run.execute import infer_rows
-
     import numpy as np
+
+    from promptweave.run.execute import infer_rows
 
     rng = np.random.default_rng(random.Random(f"promptweave-spread-search:{seed}").getrandbits(64))  # any int seed
     for t in tasks:
