@@ -139,9 +139,8 @@ def test_humaneval_postprocessors_keep_the_indentation_opencompass_strips():
 
 
 def test_humaneval_scores_differ_by_origin_on_replies_that_are_the_body():
-    from tests.codebox import CODE_SANDBOX
-
     from promptweave.evaluate import EvalContext
+    from tests.codebox import CODE_SANDBOX
 
     row = {"prompt": "def inc(x):\n    \"\"\"x plus one\"\"\"\n", "test": "def check(f):\n    assert f(1) == 2\n",
            "entry_point": "inc"}

@@ -19,9 +19,10 @@ def _fill(folder: Path, free: int) -> None:
 
 
 def one_run(url: str, work: Path) -> None:
+    from toy_run import toy_tasks
+
     from promptweave.cli.app import error_line
     from promptweave.run import run_tasks
-    from toy_run import toy_tasks
 
     try:
         outs = run_tasks(toy_tasks(url), work, show_progress=False)

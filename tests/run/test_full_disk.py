@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from openai_stub import StubServer
-from promptweave.run import run_tasks
 from toy_run import toy_tasks
+
+from promptweave.run import run_tasks
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"

@@ -12,11 +12,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from toy_run import toy_tasks
 
 from promptweave.errors import PromptweaveWarning, WorkdirLinkError
 from promptweave.run import run_tasks
 from promptweave.safe_files import atomic_writer, ensure_dir, open_fresh, write_atomic
-from toy_run import toy_tasks
 
 MARK = "OUTSIDE-UNTOUCHED"
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.data import load_dataset
-from promptweave.data.roots import data_policy, data_roots, data_scope, check_read, root_for
+from promptweave.data.roots import check_read, data_policy, data_roots, data_scope, root_for
 from promptweave.errors import DataOutsideRootsError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))

@@ -122,7 +122,7 @@ def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[
 
         @functools.wraps(fn)
         def command(**kw: Any) -> Any:
-            values = {}
+            values: dict[str, Any] = {}
             for f in chosen:
                 got = kw.pop(f.param)
                 values[f.to] = (not got) if f.negate else got

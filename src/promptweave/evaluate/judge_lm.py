@@ -410,9 +410,8 @@ def load_base_predictions(base: str, subjective: Mapping[str, Any], ctx: EvalCon
                 if found is not None:
                     break
         if found is None and ctx is not None and ctx.workdir is not None and dataset:
-            from promptweave.evaluate.judge_view import safe_name
-
             from promptweave.errors import WorkdirFileError
+            from promptweave.evaluate.judge_view import safe_name
             from promptweave.safe_files import confined
 
             own = Path(ctx.workdir) / "predictions" / safe_name(base) / f"{safe_name(dataset)}.jsonl"

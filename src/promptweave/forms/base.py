@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -204,7 +205,7 @@ class Form:
                                     seen=p.tokenizer_checks)
             except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks still run, this one fails with it
                 tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
-                                  make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                                  make_model=partial(p.make_model, mcfg),
                                   records=[], mode=self.name, evaluation=evaluation, refused=exc))
                 continue
             params = self.params(mcfg, p.settings)
@@ -247,7 +248,7 @@ class Form:
         except RoleError as exc:
             raise role_error(exc, p.raw, p.i, j, p.file) from None
         choices = list(settings.get("choices") or (builder.labels() if self.choices_from_labels else []))
-        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=partial(p.make_model, mcfg),
                     records=records, mode=self.name, params=params, evaluation=evaluation,
                     golds=p.golds if p.load_data else {}, choices=[str(c) for c in choices],
                     normalizing_str=p.ds.inferencer.normalizing_str, settings=self.task_settings(extra, records))

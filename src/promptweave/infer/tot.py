@@ -112,7 +112,7 @@ class Game24Wrapper:
         return sum(v * verdicts.count(name) for name, v in _VALUE_OF)
 
 
-WRAPPERS: dict[str, type] = {"Game24PromptWrapper": Game24Wrapper}
+WRAPPERS: dict[str, type[Game24Wrapper]] = {"Game24PromptWrapper": Game24Wrapper}
 
 _CHOICES = {"method_generate": ("sample", "propose"), "method_evaluate": ("value", "vote"),
             "method_select": ("greedy", "sample"), "prompt_sample": ("standard", "cot")}

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Sequence
 
 from promptweave.errors import ConfigError, ModelError
@@ -143,10 +143,12 @@ class AISBenchServiceModel(OpenAICompatModel):
         return self.model
 
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
-                  **kw: Any) -> list[Any]:
+                  on_result: Callable[[int, Any], None] | None = None,
+                  on_error: Callable[[int, ModelError], None] | None = None,
+                  on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
         if items:
             self._served_model()
-        return super().run_batch(kind, items, params, **kw)
+        return super().run_batch(kind, items, params, on_result=on_result, on_error=on_error, on_results=on_results)
 
     # -- request bodies ------------------------------------------------------------
     def _body(self, params: GenerationParams) -> dict[str, Any]:

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from promptweave.compat.models import MODEL_TYPES, resolve_model_type
 from promptweave.errors import ConfigError, PromptweaveError, UnsupportedError
 from promptweave.models.base import GenerationParams
-
-from promptweave.compat.models import MODEL_TYPES, resolve_model_type
 
 # kept for callers that test membership; the registry (compat/models.py) is the source
 HF_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "hf"}
@@ -437,9 +436,9 @@ def load_token_counter(cfg: Any) -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError("counting tokens for max_seq_len needs transformers: pip install 'promptweave[hf]'",
                           field="models[].tokenizer_path", value=path) from exc
-    from promptweave.models.hf import token_counter
-
     from pathlib import Path
+
+    from promptweave.models.hf import token_counter
 
     if Path(str(path)).expanduser().is_dir():  # a local tokenizer folder is input: no file may link out of it
         from promptweave.render.chat_template import check_tokenizer_folder

@@ -149,7 +149,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
                 counters[j] = _counter(mcfg) if _local_tokenizer(mcfg) else None
             except PromptweaveError:
                 counters[j] = None
-        count = counters.get(j)
+        count = counters.get(j) if j is not None else None
         prompts, generates = _prompts(t)
         tokens = None
         if prompts is not None:

@@ -7,18 +7,21 @@ import json
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from promptweave import safe_files
 from promptweave.errors import NoSpaceError, PromptweaveError, PromptweaveWarning, RowsFailedWarning, RunError
 from promptweave.evaluate.intervals import score_intervals
 from promptweave.forms.registry import form_for
 from promptweave.infer import ResponseCache
 from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
-from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave import safe_files
+from promptweave.run.truncation import cut_warning, run_owns_the_warning
+from promptweave.run.usage import TokenTally, measure_rows
+from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.work.output import (
     causes_text,
     failure_causes,
@@ -29,8 +32,6 @@ from promptweave.work.output import (
     write_atomic,
 )
 from promptweave.work.task import Task, TaskOutcome
-from promptweave.run.truncation import cut_warning, run_owns_the_warning
-from promptweave.run.usage import TokenTally, measure_rows
 
 CACHE_FILE = "cache.sqlite"
 
@@ -58,7 +59,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
             return task.gold(by_index[i])
     out = form.rows(task, records, model, cache, progress, gold)
     for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
-        extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
+        extra = getattr(by_index[row["index"]], "extra", None) or {}  # type: ignore[index]  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
     # how many tokens a local model received, and whether and how it cut each prompt (truncation is data)
@@ -372,7 +373,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
         extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
-                                               lambda keep, key="prompt": _JournalPrompts(journal, offsets, keep, key),
+                                               partial(_JournalPrompts, journal, offsets),
                                                state.indices,
                                                cache, workdir)
         scoring_error = None
@@ -461,7 +462,7 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
             for t in group:
                 bid = bars[id(t)]
                 outcomes.append(execute_task(t, model, workdir, cache,
-                                             lambda n, bid=bid: bar.advance(bid, n), on_row_error=on_row_error))
+                                             partial(bar.advance, bid), on_row_error=on_row_error))
             del model
             gc.collect()
         summary = [{**o.__dict__} for o in outcomes]

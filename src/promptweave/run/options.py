@@ -77,12 +77,14 @@ class RunOptions:
             if value not in allowed:
                 raise RunOptionsError(f"unknown --{name}", field=f"--{name}", value=value,
                                       expected=" or ".join(allowed))
-        for name, value, low in (("limit", self.limit, 1), ("shard-rows", self.shard_rows, 1),
-                                 ("workers", self.workers, 1), ("num-gpus", self.num_gpus, 0),
-                                 ("num-cpus", self.num_cpus, 0)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < low):
+        bounds: tuple[tuple[str, int | float | None, int], ...] = (
+            ("limit", self.limit, 1), ("shard-rows", self.shard_rows, 1), ("workers", self.workers, 1),
+            ("num-gpus", self.num_gpus, 0), ("num-cpus", self.num_cpus, 0))
+        for name, number, low in bounds:
+            if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
+                                       or number < low):
                 raise RunOptionsError(f"--{name} must be a number of at least {low}", field=f"--{name}",
-                                      value=value, expected=f">= {low}")
+                                      value=number, expected=f">= {low}")
 
     def executor_options(self) -> dict[str, object]:
         """The Ray executor's settings (``run.executors.make_executor``)."""

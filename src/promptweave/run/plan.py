@@ -73,12 +73,9 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
             row[col] = [{"role": "user", "content": f"<{col}>"}]
         # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
         row.update(getattr(tpl, "stand_in_values", dict)())
-    try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
-        from promptweave.data.stand_in import stand_in_columns
-    except ImportError:
-        stand_in_columns = None
-    if stand_in_columns is not None:
-        row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
+    from promptweave.data.stand_in import stand_in_columns  # columns the loader adds (AISBench's 'content')
+
+    row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
     _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
@@ -125,10 +122,9 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes
     from promptweave.config import open_dataset, open_model
+    from promptweave.config.pairs import allowed_pairs, paired
     from promptweave.forms.base import DatasetPlan
     from promptweave.forms.registry import form_for
-
-    from promptweave.config.pairs import allowed_pairs, paired
     from promptweave.run.estimate import prices
 
     counters = Counters(token_counter)

@@ -12,6 +12,7 @@ import gc
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,7 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
                 continue
             for k, t in group:
                 outcomes[k].append(execute_task(t, model, variant_dir(workdir, k), cache,
-                                                lambda n, bid=bid: bar.advance(bid, n),
+                                                partial(bar.advance, bid),
                                                 on_row_error=req.on_row_error))
             del model
             gc.collect()

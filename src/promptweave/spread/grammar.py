@@ -23,9 +23,9 @@ from __future__ import annotations
 import bisect
 import random
 import re
-from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from promptweave.errors import TemplateError

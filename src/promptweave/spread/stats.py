@@ -66,7 +66,7 @@ def pss(results: Sequence[Sequence[float | None]]) -> float | None:
     n = max(len(r) for r in results)
     per_instance = []
     for i in range(n):
-        vals = [float(r[i]) for r in results if i < len(r) and r[i] is not None]
+        vals = [float(v) for r in results if i < len(r) and (v := r[i]) is not None]
         d = pair_mean_abs_diff(vals)
         if d is not None:
             per_instance.append(d)
@@ -100,7 +100,7 @@ def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
     n = max((len(v) for v in scores.values()), default=0)
     per_variant = []
     for k in range(n):
-        have = [(m, scores[m][k]) for m in models if k < len(scores[m]) and scores[m][k] is not None]
+        have = [(m, v) for m in models if k < len(scores[m]) and (v := scores[m][k]) is not None]
         ranked = sorted(have, key=lambda ms: -ms[1])  # stable: ties keep the config's model order
         order = [m for m, _ in ranked]
         top = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[1][1] < ranked[0][1]) else None  # tie: none
@@ -128,7 +128,10 @@ def robustness(scores: Mapping[str, Sequence[float | None]], *, seed: int = 0) -
         return {"shared_variants": len(shared), "leaderboard": [], "pairs": [], "ranking_holds": None}
     vals = {m: [float(scores[m][k]) for k in shared] for m in models}  # type: ignore[arg-type]
     board = sorted(models, key=lambda m: -_mean(vals[m]))  # stable: ties keep the config's order
-    orders = [tuple(sorted(models, key=lambda m, k=i: -vals[m][k])) for i in range(len(shared))]
+    def order_at(k: int) -> tuple[str, ...]:
+        return tuple(sorted(models, key=lambda m: -vals[m][k]))
+
+    orders = [order_at(i) for i in range(len(shared))]
     place = {m: i for i, m in enumerate(board)}
     moved = {m for order in orders for i, m in enumerate(order) if place[m] != i}
     leaderboard = []

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from promptweave.filenames import file_name
 from promptweave import safe_files
+from promptweave.filenames import file_name
 
 
 def safe_name(name: str) -> str:

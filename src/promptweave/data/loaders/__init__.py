@@ -65,7 +65,6 @@ def load_args(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def choose(name: str, *, file: str | None = None) -> LoaderChoice:
     """The native loader for ``name``, else the installed reference's registered class; LoaderError otherwise."""
     from promptweave.compat.loaders import LOADERS
-
     from promptweave.compat.origin import lookup
 
     fn = lookup(LOADERS, name, name)

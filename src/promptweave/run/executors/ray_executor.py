@@ -178,8 +178,8 @@ class RayExecutor:
         would: a config error is refused here, with the local run's typed error, before Ray starts or the
         work dir is touched."""
         from promptweave.config import open_dataset
-        from promptweave.run.executors.shared import with_shared_index
         from promptweave.forms.registry import form_for
+        from promptweave.run.executors.shared import with_shared_index
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
@@ -214,8 +214,8 @@ class RayExecutor:
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.work.output import safe_name
         from promptweave.run.executors.shared import in_blocks
+        from promptweave.work.output import safe_name
 
         cfg = req.config
         states: list[_TaskState] = []
@@ -260,8 +260,8 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.work.output import write_atomic
         from promptweave.sandbox.env import current_policy
+        from promptweave.work.output import write_atomic
 
         self.t0 = time.monotonic()
         self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
@@ -333,7 +333,7 @@ class RayExecutor:
         )
 
         by_task = {(s.ds, s.model): s for s in states}
-        waits: dict[Any, tuple[str, _Slot, Shard | None]] = {}
+        waits: dict[Any, tuple[str, _Slot, Any]] = {}  # the shard, None for a "ready" wait
         outcomes: dict[tuple[int, int], TaskOutcome] = {}
         attempts: dict[Shard, int] = {}
         start = time.monotonic()

@@ -68,7 +68,7 @@ def rows_per_batch(batch_size: int, requests_per_row: int) -> int:
 
 
 def split(ranges: Iterable[tuple[int, int]], size: int) -> list[tuple[int, int]]:
-    out = []
+    out: list[tuple[int, int]] = []
     for a, b in ranges:
         out.extend((s, min(s + size, b)) for s in range(a, b, size))
     return out
