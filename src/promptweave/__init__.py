@@ -27,19 +27,19 @@ from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.run.lint import LintReport, lint_file
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
-from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
-from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
+from promptweave.errors import RunError, WorkdirLockedError  # run errors
+from promptweave.infer.failure import RowFailure  # a row that failed on its own
 from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
                                build_retriever)
 from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
 from promptweave.errors import ReferenceUnavailableError  # bridge: a reference class read from its source only
-from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
-from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} beside option_A, sent as written
+from promptweave.errors import MissingExtraError  # an evaluator's optional package is missing
+from promptweave.errors import PlaceholderNearMissWarning  # {OPTION_A} beside option_A, sent as written
 from promptweave.forms.agent_loop import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
 from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
-from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)
+from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # the format spread
 
 __version__ = "0.1.0"
 

@@ -56,7 +56,7 @@ def report_cmd(
                 return
         if output is None:
             output = workdirs[0] / "report.html" if len(workdirs) == 1 else workdirs[1] / "compare.html"
-        if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # spread hook: a spread's own page
+        if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # a spread's own page
             from promptweave.report.spread_page import write_spread_report
 
             path = write_spread_report(workdirs[0], output)

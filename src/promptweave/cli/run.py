@@ -32,7 +32,7 @@ def run_cmd(
     no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
                                  "once (exit 4) instead of waiting for it."),
     no_report: bool = typer.Option(False, "--no-report", help="Do not write WORKDIR/report.html at the end."),
-    # eval hook (eval helper): code-executing evaluators and the default LLM judge
+    # code-executing evaluators and the default LLM judge
     allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="Let code evaluators (HumanEval, MBPP) "
                                          "and the CIBench agent run the model's code, in the OS sandbox."),
     code_sandbox: str = typer.Option("bwrap", "--code-sandbox", help="Where --allow-code-exec runs model code: "
@@ -70,7 +70,7 @@ def run_cmd(
         raise typer.BadParameter(f"{on_row_error!r}: expected wrong, skip or fail", param_hint="--on-row-error")
     if code_sandbox not in ("bwrap", "rlimits"):
         raise typer.BadParameter(f"{code_sandbox!r}: expected bwrap or rlimits", param_hint="--code-sandbox")
-    # forms hook: planning's warnings (placeholders sent as written, ...) printed as `lint` and `view` print them
+    # planning's warnings (placeholders sent as written, ...) printed as `lint` and `view` print them
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -90,7 +90,7 @@ def run_cmd(
             # ray helper: the ray executor builds prompts where each shard runs, so nothing is planned here for it
             tasks = (plan_config(cfg, limit=limit, allow_code=trust_config, datasets=ds_ids, models=model_ids)
                      if executor == "local" or dry_run else [])
-            # eval hook (eval helper): refuse code evaluators without the flag / judges without a model, before sending
+            # refuse code evaluators without the flag / judges without a model, before sending
             from promptweave.evaluate import prepare_tasks
             from promptweave.evaluate.judge import judge_model_cfg
 
@@ -103,7 +103,7 @@ def run_cmd(
                 except PromptweaveError as exc:
                     raise (exc if exc.file else exc.at(file=str(config))) from None
 
-            if dry_run:  # agent hook: a dry run lists an agent task without --allow-code-exec as refused, and why
+            if dry_run:  # a dry run lists an agent task without --allow-code-exec as refused, and why
                 from promptweave.forms.agent_loop import mark_refused
 
                 mark_refused(tasks, allow_code_exec)
@@ -128,7 +128,7 @@ def run_cmd(
             show_estimate(console, tasks, cfg)
         except PromptweaveError as exc:
             fail(err, exc)
-        from promptweave.models.factory import batching_note  # perf hook: how local models batch
+        from promptweave.models.factory import batching_note  # how local models batch
 
         for j in model_ids:
             note = batching_note(cfg.models[j], cfg.model_abbrs()[j])
@@ -137,7 +137,7 @@ def run_cmd(
         for t in refused:  # the other tasks run; these fail with this line, so a dry run shows it up front
             err.print(f"will fail: {t.dataset} × {t.model_name}: {t.settings['refused']}", style="yellow",
                       markup=False, soft_wrap=True)
-        # sandbox hook (owned by reliability): environment variables the config read, shown, never their values
+        # environment variables the config read, shown, never their values
         from promptweave.sandbox.env import env_reads
 
         reads = {**cfg.env_reads, **env_reads()}  # the config's own reads and the API keys its models asked for
@@ -147,7 +147,7 @@ def run_cmd(
         if refused:  # the same verdict lint gives: this plan cannot run as a whole
             raise typer.Exit(ExitCode.WILL_FAIL)
         return
-    try:  # bridge hook: a reference class read from an unimportable package cannot score; say so before sending
+    try:  # a reference class read from an unimportable package cannot score; say so before sending
         from promptweave.compat.bridge import check_runnable
 
         check_runnable(tasks, file=str(config))
@@ -176,7 +176,7 @@ def run_cmd(
         if not o.ok:
             err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"predictions and results in {workdir}")
-    if not no_report:  # report hook (report helper): the HTML report; never fails the run
+    if not no_report:  # the HTML report; never fails the run
         from promptweave.report.hook import report_after_run
 
         report_after_run(workdir, console, err)

@@ -34,7 +34,7 @@ def view_cmd(
     allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable, or send it as a model's "
                                                   "API key (key='ENV' / api_key_env); repeatable."),
-    # eval hook (eval helper): judge prompts recorded by a run
+    # judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
     variant: Optional[int] = typer.Option(None, "--variant", help="spread: show format variant K of each dataset's "
@@ -64,7 +64,7 @@ def view_cmd(
             cfg = load_config(config, trust=trust_config)
             ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
             model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-            if variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
+            if variant is not None:  # the same prompts with variant K's template (spread/variants.py)
                 from promptweave.spread.variants import variant_config
 
                 cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
@@ -86,7 +86,7 @@ def view_cmd(
                 if note:
                     warnings.warn(note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
-                if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                if judge is not None:  # the judge's prompts from the run's predictions
                     from promptweave.evaluate.judge_view import judge_records, show_judge
 
                     for m in models:

@@ -41,8 +41,8 @@ _GENERIC: dict[str, type] = {
     "BabiLongEvaluator": ev.BabiLongEvaluator,
     "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
-    "LMEvaluator": LMEvaluator,  # eval helper: subjective / judge-model evaluation
-    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # eval helper: LMEvaluator-shaped rule (CHARM memory)
+    "LMEvaluator": LMEvaluator,  # subjective / judge-model evaluation
+    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # LMEvaluator-shaped rule (CHARM memory)
     "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
     "BBHEvaluator": ev.BBHEvaluator,
@@ -63,7 +63,7 @@ _GENERIC: dict[str, type] = {
     "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,
-    # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
+    # the corpus-loss forms' scores (evaluate/corpus_loss.py)
     "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
     "BPCEvaluator": BPCEvaluator,
     # promptweave's own short names

@@ -133,7 +133,7 @@ _NATIVE = {
     # long context
     **{cls: longbench.longbench for cls in longbench.CLASSES},  # LongBench: one JSONL per subset
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
-    # eval helper: corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
+    # corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": corpus.inference_ppl,
     "LLMCompressionDataset": corpus.llm_compression,
     "MBPPPlusDataset": corpus.mbpp_plus,

@@ -33,8 +33,8 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
-    "promptweave.suites.leval",
-    "promptweave.suites.lveval",  # LV-Eval: eleven tasks at five lengths, keyword-gated F1 and ROUGE  # L-Eval: long-document exams and generation tasks (OpenCompass and AISBench)
+    "promptweave.suites.leval",  # L-Eval: long-document exams and generation tasks (OpenCompass and AISBench)
+    "promptweave.suites.lveval",  # LV-Eval: eleven tasks at five lengths, keyword-gated F1 and ROUGE
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 

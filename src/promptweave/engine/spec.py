@@ -236,7 +236,7 @@ class DatasetSpec:
         if not columns:
             return
         cols = sorted(columns)
-        adv_key = self.inferencer.settings.get("adv_key")  # search hook: AttackInferencer fills it with each prompt
+        adv_key = self.inferencer.settings.get("adv_key")  # AttackInferencer fills it with each prompt
         for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
             if tpl is None:
                 continue

@@ -78,7 +78,7 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
             fn = found[1]
             from promptweave.compat.bridge import is_static
 
-            if is_static(fn):  # bridge hook: a function read from an unimportable reference names its field
+            if is_static(fn):  # a function read from an unimportable reference names its field
                 fn = fn.at(f"{where}.type")
         elif callable(t) and allow_code:
             fn = t  # the user opted in to running code from configs
@@ -340,7 +340,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
     if allow_code_exec:
         apply_code_sandbox(tasks, code_sandbox)
     for t in tasks:
-        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # agent hook: runs code
+        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # runs code
             from promptweave.evaluate.code_exec import require_code_exec
 
             require_code_exec(allow_code_exec, field=t.settings.get("where") or "infer_cfg.inferencer",
@@ -349,7 +349,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
         if ev is None:
             continue
         ev.check(allow_code_exec=allow_code_exec, judge=bool(judge_model))
-        # forms hook: an evaluator whose optional package is missing is refused here (lint only notes it)
+        # an evaluator whose optional package is missing is refused here (lint only notes it)
         from promptweave.evaluate.extras import require
 
         require(ev.evaluator, ev.where)

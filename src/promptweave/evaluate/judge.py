@@ -333,7 +333,7 @@ class GenericLLMEvaluator:
         package, fn = self.bridged_dict  # type: ignore[misc]
         from promptweave.compat.bridge import is_static
 
-        if is_static(fn):  # bridge hook: read from an unimportable reference's source only
+        if is_static(fn):  # read from an unimportable reference's source only
             raise fn.unavailable(field=f"{self.where}.dict_postprocessor.type")
         _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows, references)
         output = {str(i): {"prediction": v["output"], "gold": references[i] if i < len(references) else None,

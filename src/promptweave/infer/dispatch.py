@@ -127,7 +127,7 @@ class CachedCaller:
                 self.progress(len(by_key[keys[todo[j]]]))
 
             deliver: dict[str, Any] = {"on_result": lambda j, v: store([todo[j]], [v])}
-            if getattr(self.model, "batches_results", False):  # api hook: answers that arrive together, one write
+            if getattr(self.model, "batches_results", False):  # answers that arrive together, one write
                 deliver = {"on_results": lambda pairs: store([todo[j] for j, _ in pairs], [v for _, v in pairs])}
             self.model.run_batch(remote_kind, items, params, on_error=failed if self.row_errors else None,
                                  **deliver)

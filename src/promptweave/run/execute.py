@@ -63,7 +63,7 @@ class _JournalPrompts(Sequence):
 
     def __init__(self, path: Path, offsets: Sequence[int], keep: Sequence[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
-        self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
+        self.key = key  # another field of the rows ("steps"), read the same lazy way
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -102,7 +102,7 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int]
     if not keep:
         return {"metrics": {}}, golds, correct, None
     ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
-    if "steps" in ev.needs:  # agent hook: CIBenchEvaluator reads the agent's recorded steps
+    if "steps" in ev.needs:  # CIBenchEvaluator reads the agent's recorded steps
         ctx.steps = prompts(keep, "steps")  # type: ignore[call-arg]
     scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):
@@ -221,7 +221,7 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     got = form_for(task.mode).infer_rows(task, model, cache, progress)
     if got is not None:  # a form that gives its rows (and what scoring needs) at once
         return got
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     out: list[dict[str, Any]] = []
     for batch in batches(task.records, rows_per_batch):
@@ -316,7 +316,7 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
 
     A scoring failure fails the task but keeps its (unscored) predictions.
     """
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
         raise task.settings["refused"]
     state = _Journal(journal)
     state.open()

@@ -70,9 +70,9 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
-        # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
+        # a template written from the row's values (OlympiadBench) gets values it can read
         row.update(getattr(tpl, "stand_in_values", dict)())
-    try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
+    try:  # columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
         from promptweave.data.stand_in import stand_in_columns
     except ImportError:
         stand_in_columns = None
@@ -80,7 +80,7 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
         row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
-    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # loader class resolves
     return ds
 
 
@@ -150,7 +150,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             continue
         ds = opened.get(i)
         if ds is None:
-            if cfg.datasets[i].get("prompt_variants") is not None:  # spread hook: user-written variants are templates
+            if cfg.datasets[i].get("prompt_variants") is not None:  # user-written variants are templates
                 from promptweave.spread.variants import check_prompt_variants
 
                 check_prompt_variants(cfg.datasets[i], file=file, where=f"datasets[{i}]")

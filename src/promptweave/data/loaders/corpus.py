@@ -1,4 +1,4 @@
-"""Text corpora scored by the corpus-loss forms, and MBPP+'s problems (eval helper).
+"""Text corpora scored by the corpus-loss forms, and MBPP+'s problems.
 
 ``InferencePPLDataset``: ``<path>/<name>.jsonl`` with ``text`` and ``label`` spans; ``LLMCompressionDataset``:
 ``<path>/<name>.json`` or ``.jsonl`` with ``content``. Both keep the first ``samples`` rows (all when None), then

@@ -264,7 +264,7 @@ class RayExecutor:
         from promptweave.sandbox.env import current_policy
 
         self.t0 = time.monotonic()
-        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
+        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # one cache for variants
         ray = self._connect()
         try:
             states, ds_refs = self._plan(req, ray, planned)
