@@ -7,6 +7,7 @@ from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import EvalContext, build_evaluation
 from promptweave.evaluate import evaluators as ev
+from promptweave.suites import longbench
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -71,20 +72,20 @@ def test_circular() -> None:
 
 
 def test_longbench() -> None:
-    f1 = ev.LongBenchF1Evaluator().score(["the cat sat"], [["a cat sat down", "dog"]])
+    f1 = longbench.LongBenchF1Evaluator().score(["the cat sat"], [["a cat sat down", "dog"]])
     # tokens: [cat, sat] vs [cat, sat, down]: p=1, r=2/3 -> f1 = 0.8
     assert f1.metrics["score"] == pytest.approx(80.0)
-    ret = ev.LongBenchRetrievalEvaluator().score(["Paragraph 3 and 4"], [["Paragraph 3"]])
+    ret = longbench.LongBenchRetrievalEvaluator().score(["Paragraph 3 and 4"], [["Paragraph 3"]])
     assert ret.metrics["score"] == pytest.approx(50.0)
-    cls = ev.LongBenchClassificationEvaluator().score(["it is yes"], [{"answers": ["yes"], "all_classes": ["yes", "no"]}])
+    cls = longbench.LongBenchClassificationEvaluator().score(["it is yes"], [{"answers": ["yes"], "all_classes": ["yes", "no"]}])
     assert cls.metrics["score"] == 100.0
-    code = ev.LongBenchCodeSimEvaluator().score(["```\nx = 1\n"], [["x = 1"]])
+    code = longbench.LongBenchCodeSimEvaluator().score(["```\nx = 1\n"], [["x = 1"]])
     assert code.metrics["score"] == 100.0
-    assert ev.LongBenchCountEvaluator().score(["3 3 4"], [[3]]).metrics["score"] == pytest.approx(200 / 3)
+    assert longbench.LongBenchCountEvaluator().score(["3 3 4"], [[3]]).metrics["score"] == pytest.approx(200 / 3)
     with pytest.raises(EvaluationError, match="language"):
-        ev.LongBenchF1Evaluator(language="fr")
+        longbench.LongBenchF1Evaluator(language="fr")
     # ROUGE-L of the `rouge` package: LCS(cat sat) = 2 over 3 reference / 3 prediction words -> F = 2/3
-    rl = ev.LongBenchRougeEvaluator().score(["the cat sat", ""], [["a cat sat", "zzz"], ["x"]])
+    rl = longbench.LongBenchRougeEvaluator().score(["the cat sat", ""], [["a cat sat", "zzz"], ["x"]])
     assert rl.metrics["score"] == pytest.approx(100 * (2 / 3) / 2, abs=1e-4)
 
 

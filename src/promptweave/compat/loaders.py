@@ -15,7 +15,6 @@ from promptweave.data.loaders import (
     generic,
     hub,
     infinitebench,
-    longbench,
     math_qa,
     mm_media,
     mm_tsv,
@@ -131,7 +130,6 @@ _NATIVE = {
     "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
     # long context
-    **{cls: longbench.longbench for cls in longbench.CLASSES},  # LongBench: one JSONL per subset
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
     # corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": corpus.inference_ppl,

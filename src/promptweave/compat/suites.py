@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.longbench",  # LongBench: its loader and F1 / ROUGE / retrieval / count / code-similarity rules
     "promptweave.suites.bfcl",  # BFCL v3 function calling: its loader, single-turn and relevance scoring
     "promptweave.suites.cibench",  # CIBench: notebooks as chats, the code agent's steps scored per turn
     "promptweave.suites.lawbench",  # LawBench: the 20 tasks' rules (LawBenchEvaluator_<index>)

@@ -18,7 +18,6 @@ from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.postprocess import (
     bbh_freeform_postprocess,
     general_postprocess,
-    normalize_answer,
 )
 
 
@@ -376,128 +375,6 @@ class BilingualEvaluator(Evaluator):
             self.requires = (*getattr(type(self), "requires", ()), "jieba")
 
 
-class _LongBench(BilingualEvaluator):
-    """A per-row score in [0, 1] (best over the row's references), reported as ``score`` ×100."""
-
-    def row(self, pred: str, refs: Any) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        per = [self.row(str(p), r) for p, r in zip(predictions, references)]
-        return Scores({"score": pct(sum(per), len(per))}, [s >= 1.0 for s in per],
-                      [{"pred": p, "score": s} for p, s in zip(predictions, per)])
-
-
-def _token_f1(pred: list[str], ref: list[str]) -> float:
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
-        return 0.0
-    p, r = same / len(pred), same / len(ref)
-    return 2 * p * r / (p + r)
-
-
-def _as_list(refs: Any) -> list:
-    return list(refs) if isinstance(refs, (list, tuple)) else [refs]
-
-
-class LongBenchF1Evaluator(_LongBench):
-    name = "LongBenchF1Evaluator"
-
-    def row(self, pred, refs):
-        if self.language != "en":
-            need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
-            import jieba
-
-            from promptweave.evaluate.postprocess import normalize_zh_answer
-
-            def toks(s: str) -> list[str]:
-                return [t for t in (normalize_zh_answer(x) for x in jieba.cut(s, cut_all=False)) if t]
-        else:
-            def toks(s: str) -> list[str]:
-                return normalize_answer(s).split()
-        return max([_token_f1(toks(pred), toks(str(r))) for r in _as_list(refs)] + [0.0])
-
-
-class LongBenchRetrievalEvaluator(_LongBench):
-    name = "LongBenchRetrievalEvaluator"
-
-    def row(self, pred, refs):
-        total = 0.0
-        for ref in _as_list(refs):
-            ids = re.findall(r"Paragraph (\d+)" if self.language == "en" else r"段落(\d+)", str(ref))
-            if not ids:
-                continue  # the reference would raise IndexError here
-            numbers = re.findall(r"\d+", pred)
-            total += 0.0 if not numbers else sum(n == ids[0] for n in numbers) / len(numbers)
-        return total
-
-
-class LongBenchCountEvaluator(_LongBench):
-    name = "LongBenchCountEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        total = 0.0
-        for ref in _as_list(refs):
-            numbers = re.findall(r"\d+", pred)
-            total += 0.0 if not numbers else sum(n == str(ref) for n in numbers) / len(numbers)
-        return total
-
-
-class LongBenchClassificationEvaluator(_LongBench):
-    name = "LongBenchClassificationEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        if not isinstance(refs, dict) or "answers" not in refs or "all_classes" not in refs:
-            raise EvaluationError("LongBenchClassificationEvaluator needs golds {'answers': [...], "
-                                  "'all_classes': [...]}", field="evaluator", value=refs)
-        total = 0.0
-        for ref in refs["answers"]:
-            matched = [c for c in refs["all_classes"] if c in pred]
-            # the reference removes from the list it iterates, which skips the element after each removal
-            i = 0
-            while i < len(matched):
-                term = matched[i]
-                if term in ref and term != ref:
-                    matched.remove(term)
-                    i += 1
-                    continue
-                i += 1
-            if ref in matched:  # the reference's "!= 0" test is always true, so the similarity branch never runs
-                total += 1.0 / len(matched)
-        return total
-
-
-class LongBenchRougeEvaluator(_LongBench):
-    """ROUGE-L F of the ``rouge`` package (as the reference), best over the references; ``zh`` segments with jieba."""
-
-    name = "LongBenchRougeEvaluator"
-    requires: tuple[str, ...] = ("rouge",)
-
-    def row(self, pred, refs):
-        rouge = need_package("rouge", "metrics", self.name)
-        best = 0.0
-        for ref in _as_list(refs):
-            ref = str(ref)
-            if self.language == "zh":
-                jieba = need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
-                # the reference re-segments the already segmented prediction for every reference; same here
-                pred = " ".join(jieba.cut(pred, cut_all=False))
-                ref = " ".join(jieba.cut(ref, cut_all=False))
-            try:
-                cur = rouge.Rouge().get_scores([pred], [ref], avg=True)["rouge-l"]["f"]
-            except Exception:  # noqa: BLE001 - empty hypotheses raise in `rouge`; the reference scores them 0
-                cur = 0.0
-            best = max(best, cur)
-        return best
-
-
 class JiebaRougeEvaluator(Evaluator):
     """Chinese ROUGE-1/2/L (×100): ``general_postprocess``, jieba segmentation, the ``rouge`` package's F."""
 
@@ -515,28 +392,6 @@ class JiebaRougeEvaluator(Evaluator):
         sc = rouge.Rouge().get_scores(preds, refs, avg=True)
         return Scores({"rouge1": sc["rouge-1"]["f"] * 100, "rouge2": sc["rouge-2"]["f"] * 100,
                        "rougeL": sc["rouge-l"]["f"] * 100}, [None] * len(preds))
-
-
-class LongBenchCodeSimEvaluator(_LongBench):
-    """Similarity of the first code line (no backticks or comments) to the reference, as ``fuzz.ratio``."""
-
-    name = "LongBenchCodeSimEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        best = 0.0
-        for ref in _as_list(refs):
-            line = ""
-            for cand in pred.lstrip("\n").split("\n"):
-                if "`" not in cand and "#" not in cand and "//" not in cand:
-                    line = cand
-                    break
-            pred = line  # the reference overwrites the prediction inside its loop; kept for equal scores
-            ratio = difflib.SequenceMatcher(None, line, str(ref)).ratio()
-            best = max(best, round(ratio * 100) / 100)
-        return best
 
 
 class AveragePPLEvaluator(Evaluator):
