@@ -8,6 +8,8 @@ from promptweave.errors import EvaluationError
 from promptweave.evaluate import EvalContext, build_evaluation
 from promptweave.evaluate import evaluators as ev
 from promptweave.suites import longbench
+from promptweave.suites import needlebench
+from promptweave.suites import babilong
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -129,15 +131,15 @@ def test_registry_covers_the_brief() -> None:
 
 
 def test_needlebench_and_babilong() -> None:
-    o = ev.NeedleBenchOriginEvaluator().score(["The key is apple pie", "peach"], ["apple pie*apple", "pear*pear"])
+    o = needlebench.NeedleBenchOriginEvaluator().score(["The key is apple pie", "peach"], ["apple pie*apple", "pear*pear"])
     # row 2: no keyword -> 0.2 * edit similarity of 'peach' to 'pear' (distance 2 of 5 -> 60) = 12
     assert o.metrics["score"] == pytest.approx((100 + 12) / 2)
-    assert ev.NeedleBenchV2OriginEvaluator().score(["nothing"], ["pear*pear"]).metrics["score"] == 0
-    m = ev.NeedleBenchMultiEvaluator().score(["Alpha and beta"], ["x*alpha beta gamma"])
+    assert needlebench.NeedleBenchV2OriginEvaluator().score(["nothing"], ["pear*pear"]).metrics["score"] == 0
+    m = needlebench.NeedleBenchMultiEvaluator().score(["Alpha and beta"], ["x*alpha beta gamma"])
     assert m.metrics["score"] == pytest.approx(200 / 3)
-    p = ev.NeedleBenchParallelEvaluator().score(["a b", "a"], ["a*b#10*50", "a*b#10*50"])
+    p = needlebench.NeedleBenchParallelEvaluator().score(["a b", "a"], ["a*b#10*50", "a*b#10*50"])
     assert p.metrics == {"Depth10": 100.0, "Depth50": 50.0, "average_score": 75.0}
-    b = ev.BabiLongEvaluator().score(["The hallway. Then kitchen", "kitchen <example> hallway"],
+    b = babilong.BabiLongEvaluator().score(["The hallway. Then kitchen", "kitchen <example> hallway"],
                                      [["hallway"], ["hallway"]])
     assert b.metrics == {"score": 50.0} and b.correct == [True, False]
 
@@ -147,9 +149,9 @@ def test_needlebench_v2_is_picked_by_module() -> None:
         __module__ = "opencompass.datasets.needlebench_v2.origin"
 
     e = build_evaluation({"evaluator": {"type": NeedleBenchOriginEvaluator}})
-    assert type(e.evaluator) is ev.NeedleBenchV2OriginEvaluator
+    assert type(e.evaluator) is needlebench.NeedleBenchV2OriginEvaluator
     e = build_evaluation({"evaluator": {"type": "NeedleBenchOriginEvaluator"}})
-    assert type(e.evaluator) is ev.NeedleBenchOriginEvaluator
+    assert type(e.evaluator) is needlebench.NeedleBenchOriginEvaluator
 
 
 def test_acc_drop() -> None:

@@ -18,9 +18,10 @@ from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 from promptweave.evaluate.open_qa_match import DropOpenAIEvaluator
 
-# the same class name with different rules in two reference modules: (module part, name) -> ours
-BY_MODULE: dict[tuple[str, str], type] = {
-    ("needlebench_v2", "NeedleBenchOriginEvaluator"): ev.NeedleBenchV2OriginEvaluator,
+# the same class name with different rules in two reference modules: (module part, name) -> ours, by module path
+# (``resolve`` imports it when a config names it)
+BY_MODULE: dict[tuple[str, str], str] = {
+    ("needlebench_v2", "NeedleBenchOriginEvaluator"): "promptweave.suites.needlebench:NeedleBenchV2OriginEvaluator",
 }
 
 _GENERIC: dict[str, type] = {
@@ -29,15 +30,11 @@ _GENERIC: dict[str, type] = {
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
     "HumanEvalEvaluator": HumanEvalEvaluator,
-    "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
     "TriviaQAEvaluator": ev.TriviaQAEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
     "Gsm8kEvaluator": ev.Gsm8kEvaluator,
-    "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
-    "BabiLongEvaluator": ev.BabiLongEvaluator,
-    "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
     "LMEvaluator": LMEvaluator,  # subjective / judge-model evaluation
     "CharmMemoryEvaluator": CharmMemoryEvaluator,  # LMEvaluator-shaped rule (CHARM memory)

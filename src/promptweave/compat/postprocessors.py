@@ -14,8 +14,6 @@ from promptweave.evaluate.open_qa_match import strategyqa_dataset_postprocess, s
 
 _GENERIC: dict[str, Callable] = {
     "first_option_postprocess": pp.first_option_postprocess,
-    "needlebench_postprocess": pp.identity_postprocess,
-    "needlebench_dataset_postprocess": pp.identity_postprocess,
     "first_capital_postprocess": pp.first_capital_postprocess,
     "math_postprocess_v2": pp.math_postprocess_v2,
     "gsm8k_dataset_postprocess": pp.gsm8k_dataset_postprocess,

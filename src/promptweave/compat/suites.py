@@ -23,7 +23,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.gaokao",  # GAOKAO-Bench objective questions (GaokaoBenchEvaluator_<type>)
     "promptweave.suites.mbpp_plus",  # MBPP / MBPP+ (EvalPlus's base and plus tests)
     "promptweave.suites.ruler",  # RULER's synthetic long-context tasks
-    "promptweave.suites.needlebench",  # NeedleBench v2 ATC (ancestral trace challenge)
+    "promptweave.suites.needlebench",  # NeedleBench: needle scores (single, multi, parallel) and v2 ATC
     "promptweave.suites.agieval",  # AGIEval's cloze scoring
     "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
     "promptweave.suites.medqa",  # MedMCQA, Medbullets, NEJM AI Bench: loaders, first-option-letter evaluators
@@ -63,6 +63,12 @@ def suite_of(table: str, name: str) -> str | None:
         if name in (getattr(importlib.import_module(module), table, None) or {}):
             return module
     return None
+
+
+def resolve(path: str) -> Any:
+    """The object a ``"package.module:name"`` path names, its module imported now."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 class Registry(MutableMapping):

@@ -140,11 +140,12 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
 
     cls = lookup(evs, cfg["type"], name)
     from promptweave.compat.evaluators import BY_MODULE
+    from promptweave.compat.suites import resolve
 
     origin = module_of(cfg["type"])
     for (module_part, short), alt in BY_MODULE.items():
         if short == name and f".{module_part}." in f".{origin}.":
-            cls = alt
+            cls = resolve(alt)
     post = build_postprocessor(kwargs.pop("pred_postprocessor", None), f"{where}.pred_postprocessor", allow_code)
     if cls is None:
         from promptweave.compat.bridge import reference_class
