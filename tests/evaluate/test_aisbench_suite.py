@@ -10,9 +10,10 @@ from promptweave.compat.origin import lookup, module_of
 from promptweave.data.loaders import loader_name
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.postprocess import bbh_freeform_postprocess as oc_bbh_freeform
+from promptweave.suites.bbh import bbh_freeform_postprocess as oc_bbh_freeform
 from promptweave.sandbox.refs import RefName
 from promptweave.suites import aisbench as ais
+from promptweave.suites import bbh
 
 AIS_DATASETS = "ais_bench.benchmark.datasets"
 OC_DATASETS = "opencompass.datasets"
@@ -24,8 +25,8 @@ def _evaluation(name: str, module: str, **eval_cfg):
 
 def test_the_import_module_picks_the_rules():
     assert isinstance(_evaluation("BBHEvaluator", AIS_DATASETS).evaluator, ais.BBHEvaluator)
-    assert isinstance(_evaluation("BBHEvaluator", OC_DATASETS).evaluator, ev.BBHEvaluator)
-    assert isinstance(_evaluation("BBHEvaluator", "").evaluator, ev.BBHEvaluator)  # a bare name: OpenCompass's
+    assert isinstance(_evaluation("BBHEvaluator", OC_DATASETS).evaluator, bbh.BBHEvaluator)
+    assert isinstance(_evaluation("BBHEvaluator", "").evaluator, bbh.BBHEvaluator)  # a bare name: OpenCompass's
     # AISBench's two MATHEvaluators: openicl's is math-verify, datasets' the MATH string rules
     assert isinstance(_evaluation("MATHEvaluator", "ais_bench.benchmark.openicl.icl_evaluator").evaluator,
                       ais.MATHVerifyEvaluator)

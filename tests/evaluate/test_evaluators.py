@@ -10,6 +10,10 @@ from promptweave.evaluate import evaluators as ev
 from promptweave.suites import longbench
 from promptweave.suites import needlebench
 from promptweave.suites import babilong
+from promptweave.suites import gsm8k
+from promptweave.suites import bbh
+from promptweave.suites import triviaqa
+from promptweave.suites import drop
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -24,14 +28,14 @@ def test_acc_with_details_keeps_prompts() -> None:
 
 
 def test_length_mismatch_and_empty() -> None:
-    for cls in (ev.AccEvaluator, ev.EMEvaluator, ev.Gsm8kEvaluator, ev.TriviaQAEvaluator, ev.BleuEvaluator):
+    for cls in (ev.AccEvaluator, ev.EMEvaluator, gsm8k.Gsm8kEvaluator, triviaqa.TriviaQAEvaluator, ev.BleuEvaluator):
         with pytest.raises(EvaluationError, match="2 predictions but 1 references"):
             cls().score(["a", "b"], ["a"])
-    assert ev.Gsm8kEvaluator().score([], []).metrics == {"accuracy": 0.0}
+    assert gsm8k.Gsm8kEvaluator().score([], []).metrics == {"accuracy": 0.0}
 
 
 def test_gsm8k_numbers() -> None:
-    s = ev.Gsm8kEvaluator().score(["42", "42.0000000001", "NULL", "7"], ["42", "42", "3", "7.5"])
+    s = gsm8k.Gsm8kEvaluator().score(["42", "42.0000000001", "NULL", "7"], ["42", "42", "3", "7.5"])
     # '7' vs '7.5': int('7.5') fails -> wrong, as the reference
     assert s.correct == [True, True, False, False] and s.metrics["accuracy"] == 50.0
 
@@ -48,13 +52,13 @@ def test_math_equivalence() -> None:
 def test_em_triviaqa_nq_bbh() -> None:
     em = ev.EMEvaluator().score(["The Paris.", "Rome"], [["Paris"], ["Milan", "milano"]])
     assert em.correct == [True, False] and em.metrics == {"score": 50.0}
-    tq = ev.TriviaQAEvaluator().score(["I think the answer is Paris, France\nmore"], [["paris"]])
+    tq = triviaqa.TriviaQAEvaluator().score(["I think the answer is Paris, France\nmore"], [["paris"]])
     assert tq.correct == [True] and tq.metrics == {"score": 100.0}
     nq = ev.NQEvaluator().score(["answer: London"], [["Paris"]])
     assert nq.correct == [False]
-    bbh = ev.BBHEvaluator().score(["So the answer is **yes**.", "the answer is 1, 2"], ["Yes", "1 2"])
-    assert bbh.correct == [True, False] and bbh.metrics == {"score": 50.0}
-    assert ev.BBHEvaluatorMCQ().score(["(A)"], ["A"]).correct == [False]
+    free = bbh.BBHEvaluator().score(["So the answer is **yes**.", "the answer is 1, 2"], ["Yes", "1 2"])
+    assert free.correct == [True, False] and free.metrics == {"score": 50.0}
+    assert bbh.BBHEvaluatorMCQ().score(["(A)"], ["A"]).correct == [False]
 
 
 def test_circular() -> None:
@@ -155,10 +159,10 @@ def test_needlebench_v2_is_picked_by_module() -> None:
 
 
 def test_acc_drop() -> None:
-    s = ev.AccDropEvaluator().score(["A", "B", "A", "A"], ["A", "A", "A", "A"])
+    s = drop.AccDropEvaluator().score(["A", "B", "A", "A"], ["A", "A", "A", "A"])
     assert s.metrics == {"acc_drop": 0.5, "acc_after": 50.0, "acc_before": 100.0}
     with pytest.raises(EvaluationError, match="even"):
-        ev.AccDropEvaluator().score(["A"], ["A"])
+        drop.AccDropEvaluator().score(["A"], ["A"])
 
 
 def test_agieval_and_mrcr() -> None:

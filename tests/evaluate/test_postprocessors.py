@@ -9,6 +9,10 @@ from promptweave.compat.postprocessors import POSTPROCESSORS
 from promptweave.errors import EvaluationError, RegexTimeoutError
 from promptweave.evaluate import build_evaluation, build_postprocessor
 from promptweave.evaluate import postprocess as pp
+from promptweave.suites import gsm8k
+from promptweave.suites import bbh
+from promptweave.suites import lcsts
+from promptweave.suites import infinitebench
 
 
 @pytest.mark.parametrize("text,want", [
@@ -48,15 +52,15 @@ def test_capitals_options_numbers() -> None:
     assert pp.last_option_postprocess("A or B? B. Final: C", "ABCD") == "C"
     assert pp.last_option_postprocess("none", "ABCD") == ""
     assert pp.first_number_postprocess("x -3.5 y 7") == -3.5
-    assert pp.infinitebench_first_number_postprocess("v 12.5 and 3") == "12.5"
-    assert pp.infinitebench_first_number_postprocess("none") is None
+    assert infinitebench.infinitebench_first_number_postprocess("v 12.5 and 3") == "12.5"
+    assert infinitebench.infinitebench_first_number_postprocess("none") is None
 
 
 def test_gsm8k() -> None:
-    assert pp.gsm8k_dataset_postprocess("She pays 2 + 3 = 5\n#### 1,234") == "1234"
-    assert pp.gsm8k_postprocess("So 3 + 4 = 7. The answer is 7.\n\nQuestion: what is 9?") == "7"
-    assert pp.gsm8k_postprocess("It costs -2.50 dollars") == "-2.50"
-    assert pp.gsm8k_postprocess("no numbers") == "NULL"
+    assert gsm8k.gsm8k_dataset_postprocess("She pays 2 + 3 = 5\n#### 1,234") == "1234"
+    assert gsm8k.gsm8k_postprocess("So 3 + 4 = 7. The answer is 7.\n\nQuestion: what is 9?") == "7"
+    assert gsm8k.gsm8k_postprocess("It costs -2.50 dollars") == "-2.50"
+    assert gsm8k.gsm8k_postprocess("no numbers") == "NULL"
 
 
 def test_math() -> None:
@@ -67,12 +71,12 @@ def test_math() -> None:
 
 
 def test_bbh() -> None:
-    assert pp.bbh_mcq_postprocess("Let's think. So the answer is (B).") == "B"
-    assert pp.bbh_mcq_postprocess("So the answer is C") == "C"
-    assert pp.bbh_freeform_postprocess("So the answer is **Yes**.") == "Yes"
-    assert pp.bbh_freeform_postprocess("the answer is: true, obviously") == "True"
-    assert pp.bbh_freeform_postprocess("The answer is 1, 2") == "1, 2"  # numbers keep their commas
-    assert pp.bbh_freeform_postprocess("answer is red , blue") == "red blue"
+    assert bbh.bbh_mcq_postprocess("Let's think. So the answer is (B).") == "B"
+    assert bbh.bbh_mcq_postprocess("So the answer is C") == "C"
+    assert bbh.bbh_freeform_postprocess("So the answer is **Yes**.") == "Yes"
+    assert bbh.bbh_freeform_postprocess("the answer is: true, obviously") == "True"
+    assert bbh.bbh_freeform_postprocess("The answer is 1, 2") == "1, 2"  # numbers keep their commas
+    assert bbh.bbh_freeform_postprocess("answer is red , blue") == "red blue"
 
 
 def test_code_and_text() -> None:
@@ -82,7 +86,7 @@ def test_code_and_text() -> None:
     assert pp.xml_tag_postprocessor("<a>1</a> <a> 2 </a>", "<a>") == "2"
     assert pp.xml_tag_postprocessor("nothing", "<a>") == "NO ANSWER FOUND"
     assert pp.general_postprocess("The Eiffel Tower, in Paris.") == "Eiffel Tower"
-    assert pp.lcsts_postprocess("1. 今天天气好。\n第二行") == "今天天气好"
+    assert lcsts.lcsts_postprocess("1. 今天天气好。\n第二行") == "今天天气好"
     assert pp.first_line_lstrip_postprocess("\n\nfirst\nsecond") == "first"
     assert pp.mathbench_postprocess("The answer is 1,234 or 5", "mathbench-college") == "1234"
     assert pp.mathbench_postprocess("we get 3 then 4", "x") == "4"

@@ -16,7 +16,6 @@ from promptweave.evaluate.code_exec import (
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
-from promptweave.evaluate.open_qa_match import DropOpenAIEvaluator
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours, by module path
 # (``resolve`` imports it when a config names it)
@@ -32,25 +31,17 @@ _GENERIC: dict[str, type] = {
     "HumanEvalEvaluator": HumanEvalEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
-    "TriviaQAEvaluator": ev.TriviaQAEvaluator,
     "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
-    "Gsm8kEvaluator": ev.Gsm8kEvaluator,
     "CascadeEvaluator": CascadeEvaluator,
     "LMEvaluator": LMEvaluator,  # subjective / judge-model evaluation
     "CharmMemoryEvaluator": CharmMemoryEvaluator,  # LMEvaluator-shaped rule (CHARM memory)
     "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
-    "BBHEvaluator": ev.BBHEvaluator,
-    "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
     "BleuEvaluator": ev.BleuEvaluator,
     "MRCREvaluator": ev.MRCREvaluator,
-    "BleuFloresEvaluator": ev.BleuFloresEvaluator,
     "NQEvaluator": ev.NQEvaluator,
-    "GPQAEvaluator": ev.GPQAEvaluator,
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
-    "AccDropEvaluator": ev.AccDropEvaluator,
-    "DropOpenAIEvaluator": DropOpenAIEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,
     "CircularEvaluator": ev.CircularEvaluator,
     "PPLAccEvaluator": ev.PPLAccEvaluator,

@@ -31,7 +31,6 @@ _NATIVE = {
     "MMLUDataset": choice.mmlu,
     "CMMLUDataset": choice.cmmlu,
     "CEvalDataset": choice.ceval,
-    "GPQADataset": choice.gpqa,
     "ARCDataset": choice.arc,
     "RaceDataset": choice.race,
     "commonsenseqaDataset": choice.commonsenseqa,
@@ -58,7 +57,6 @@ _NATIVE = {
     "ChemBenchDataset": choice.chembench,
     "Earth_Silver_MCQDataset": choice.earth_silver_mcq,
     # maths
-    "GSM8KDataset": math_qa.gsm8k,
     "MATHDataset": math_qa.math,
     "Aime2024Dataset": math_qa.aime2024,
     "TheoremQADataset": math_qa.theoremqa,
@@ -73,16 +71,11 @@ _NATIVE = {
     "SanitizedMBPPDataset": code.sanitized_mbpp,
     "LCDataset": code.lc,
     # question answering
-    "BBHDataset": qa.bbh,
     "CharmDataset": qa.charm,
     "CMRCDataset": qa.squad_like,
     "DRCDDataset": qa.squad_like,
-    "DropOpenAIDataset": qa.drop_openai,
     "NaturalQuestionDataset": qa.natural_question,
-    "TriviaQADataset": qa.triviaqa,
     "NQOpenDataset": qa.nq_open,
-    "TriviaQADatasetV2": qa.triviaqa_v2,
-    "TriviaQADatasetV3": qa.triviaqa_v3,
     "BBEHDataset": qa.bbeh,
     "MultiRCDataset": qa.multirc,
     "ReCoRDDataset": qa.record,
@@ -126,8 +119,6 @@ _NATIVE = {
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,
     # summarisation and exam papers
-    "XsumDataset": text_gen.xsum,
-    "LCSTSDataset": text_gen.lcsts,
     "GaokaoBenchDataset": text_gen.gaokao_bench,
     # long context
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,

@@ -14,6 +14,13 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.gsm8k",  # GSM8K: loader, answer postprocessors, numeric-match evaluator
+    "promptweave.suites.bbh",  # BIG-Bench Hard: loader, multiple-choice and free-form rules
+    "promptweave.suites.triviaqa",  # TriviaQA: loaders and the open-answer evaluator
+    "promptweave.suites.gpqa",  # GPQA: loader and option-letter evaluator
+    "promptweave.suites.drop",  # DROP (simple-evals) and AdvGLUE's accuracy drop
+    "promptweave.suites.xsum",  # XSum: loader and postprocessor
+    "promptweave.suites.lcsts",  # LCSTS: loader and postprocessor
     "promptweave.suites.longbench",  # LongBench: its loader and F1 / ROUGE / retrieval / count / code-similarity rules
     "promptweave.suites.bfcl",  # BFCL v3 function calling: its loader, single-turn and relevance scoring
     "promptweave.suites.cibench",  # CIBench: notebooks as chats, the code agent's steps scored per turn
@@ -29,7 +36,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.medqa",  # MedMCQA, Medbullets, NEJM AI Bench: loaders, first-option-letter evaluators
     "promptweave.suites.climaqa",  # ClimaQA: its loader (the configs judge with GenericLLMEvaluator)
     "promptweave.suites.musr",  # MuSR: its prompt-building loader and the ANSWER: n evaluator
-    "promptweave.suites.flores",  # FLORES: its first-line (and jieba-segmented Chinese) postprocessors
+    "promptweave.suites.flores",  # FLORES: loader, first-line (and jieba-segmented Chinese) postprocessors, BLEU
     "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules

@@ -15,7 +15,6 @@ from promptweave.errors import EvaluationError
 from promptweave.evaluate import math_equiv
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.postprocess import (
-    bbh_freeform_postprocess,
     general_postprocess,
 )
 
@@ -46,7 +45,7 @@ class Evaluator:
         raise NotImplementedError
 
 
-class _RowEvaluator(Evaluator):
+class RowEvaluator(Evaluator):
     """Accuracy-like: a per-row verdict, ``metric = 100 * correct / rows``, details with pred/answer/correct."""
 
     metric = "accuracy"
@@ -64,7 +63,7 @@ class _RowEvaluator(Evaluator):
         return Scores({self.metric: pct(sum(correct), len(correct))}, correct, details)
 
 
-class AccEvaluator(_RowEvaluator):
+class AccEvaluator(RowEvaluator):
     """Accuracy: prediction and gold compared as text (``str(pred) == str(gold)``), as the reference's label map."""
 
     name = "AccEvaluator"
@@ -82,7 +81,7 @@ class PPLAccEvaluator(AccEvaluator):
     name = "PPLAccEvaluator"
 
 
-class AccwithDetailsEvaluator(_RowEvaluator):
+class AccwithDetailsEvaluator(RowEvaluator):
     """Accuracy with the prompt in each detail; compares values as they are (``pred == ref``)."""
 
     name = "AccwithDetailsEvaluator"
@@ -99,33 +98,7 @@ class AccwithDetailsEvaluator(_RowEvaluator):
         return Scores({"accuracy": pct(sum(correct), len(correct))}, correct, details)
 
 
-class GPQAEvaluator(_RowEvaluator):
-    name = "GPQAEvaluator"
-
-    def judge_row(self, pred, ref):
-        return pred == ref, {"pred": pred, "answer": ref}
-
-
-class BBHEvaluatorMCQ(_RowEvaluator):
-    name = "BBHEvaluator_mcq"
-    metric = "score"
-
-    def judge_row(self, pred, ref):
-        return pred == ref, {"pred": pred, "answer": ref}
-
-
-class BBHEvaluator(_RowEvaluator):
-    """Free-form BBH: both sides through ``bbh_freeform_postprocess``, compared case-insensitively."""
-
-    name = "BBHEvaluator"
-    metric = "score"
-
-    def judge_row(self, pred, ref):
-        p, r = bbh_freeform_postprocess(pred), bbh_freeform_postprocess(ref)
-        return p.casefold() == r.casefold(), {"pred": p, "answer": r}
-
-
-class EMEvaluator(_RowEvaluator):
+class EMEvaluator(RowEvaluator):
     """Exact match after ``general_postprocess``; a reference is a list of accepted answers."""
 
     name = "EMEvaluator"
@@ -138,20 +111,7 @@ class EMEvaluator(_RowEvaluator):
         return (p in processed or p in refs), {"pred": p, "answer": sorted(set(processed + refs), key=str)}
 
 
-class Gsm8kEvaluator(_RowEvaluator):
-    """Equal as text, or as numbers within 1e-6 (gold read as an integer, as the reference)."""
-
-    name = "Gsm8kEvaluator"
-
-    def judge_row(self, pred, ref):
-        try:
-            ok = pred == ref or abs(float(pred) - int(ref)) < 1e-6
-        except (TypeError, ValueError, OverflowError):
-            ok = False
-        return ok, {"pred": pred, "answer": ref}
-
-
-class MATHEvaluator(_RowEvaluator):
+class MATHEvaluator(RowEvaluator):
     """MATH equivalence (``version='v1'`` or ``'v2'`` normalisation)."""
 
     name = "MATHEvaluator"
@@ -168,7 +128,7 @@ class MATHEvaluator(_RowEvaluator):
         return math_equiv.is_equiv(pred, ref, self.version), {"pred": pred, "answer": ref}
 
 
-class _OpenQA(_RowEvaluator):
+class OpenQA(RowEvaluator):
     """TriviaQA / NQ: the first line of the answer, lower-cased and normalised, contains a gold answer."""
 
     metric = "score"
@@ -183,17 +143,7 @@ class _OpenQA(_RowEvaluator):
         return any(c in p for c in cands), {"pred": p, "answer": cands}
 
 
-class TriviaQAEvaluator(_OpenQA):
-    name = "TriviaQAEvaluator"
-
-    def clean(self, prediction: str) -> str:
-        p = prediction.strip().split("\n")[0].lower()
-        for marker in ("answer is", "a:", "answer:"):
-            p = p.split(marker)[-1]
-        return general_postprocess(p.strip())
-
-
-class NQEvaluator(_OpenQA):
+class NQEvaluator(OpenQA):
     name = "NQEvaluator"
 
     def clean(self, prediction: str) -> str:
@@ -352,11 +302,6 @@ class BleuEvaluator(Evaluator):
         return Scores(metrics, [None] * len(predictions), extra=extra)
 
 
-class BleuFloresEvaluator(BleuEvaluator):
-    name = "BleuFloresEvaluator"
-    tokenize = "flores200"
-
-
 # -- LongBench ---------------------------------------------------------------------------------------------------
 
 
@@ -453,24 +398,6 @@ def levenshtein(a: str, b: str) -> int:
             cur.append(min(prev[j + 1] + 1, cur[j] + 1, prev[j] + (ca != cb)))
         prev = cur
     return prev[-1]
-
-
-class AccDropEvaluator(AccEvaluator):
-    """AdvGLUE: the first half of the rows is attacked, the second the originals; ``acc_drop`` = 1 - after/before."""
-
-    name = "AccDropEvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        n = len(predictions)
-        if n % 2:
-            raise EvaluationError("AccDropEvaluator needs an even number of rows (attacked + original)",
-                                  field="evaluator", value=n)
-        after = AccEvaluator.score(self, predictions[:n // 2], references[:n // 2])
-        before = AccEvaluator.score(self, predictions[n // 2:], references[n // 2:])
-        b, a = before.metrics["accuracy"], after.metrics["accuracy"]
-        return Scores({"acc_drop": 1 - a / b if b else 0.0, "acc_after": a, "acc_before": b},
-                      after.correct + before.correct)
 
 
 class MRCREvaluator(Evaluator):

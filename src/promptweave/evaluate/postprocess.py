@@ -43,19 +43,6 @@ def first_line_lstrip_postprocess(text: str) -> str:
     return text.lstrip("\n").split("\n")[0]
 
 
-def xsum_postprocess(text: str) -> str:
-    return text.strip().split("\n")[0].strip()
-
-
-def lcsts_postprocess(text: str) -> str:
-    text = text.strip().split("\n")[0].replace("своей", "").strip()
-    if text.startswith("1. "):
-        text = text.replace("1. ", "")
-    if text.startswith("- "):
-        text = text.replace("- ", "")
-    return text.strip("“，。！”")
-
-
 # -- capitals and options ---------------------------------------------------------------------------------------
 
 
@@ -157,27 +144,6 @@ def last_number_postprocess(text: str) -> str:
     return s
 
 
-def infinitebench_first_number_postprocess(text: str) -> str | None:
-    m = re.search(r"\d+\.\d+|\d+", text)
-    return str(m.group(0).strip()) if m else None
-
-
-def gsm8k_dataset_postprocess(text: str) -> str:
-    """The gold number after '#### ' with thousands separators removed."""
-    parts = text.split("#### ")
-    if len(parts) < 2:
-        # the reference raises IndexError here; a gold answer without '####' is kept as written instead
-        return text.replace(",", "")
-    return parts[1].replace(",", "")
-
-
-def gsm8k_postprocess(text: str) -> str:
-    """The last number before any follow-up 'Question:' the model invented, or 'NULL'."""
-    text = text.split("Question:")[0]
-    numbers = re.findall(r"\-?\d+\.\d+|\-?\d+", text)
-    return numbers[-1] if numbers else "NULL"
-
-
 def mathbench_postprocess(text: str, name: str = "") -> str:
     ans = text
     lines = ans.split("答案是" if "_cn" in name else "The answer is")
@@ -230,43 +196,6 @@ def theoremqa_postprocess(text: str) -> str:
     if not matches:
         return text
     return matches[0].strip().strip(".,?!\"';:")
-
-
-# -- BBH --------------------------------------------------------------------------------------------------------
-
-
-def bbh_mcq_postprocess(text: str) -> str:
-    ans = text
-    parts = ans.split("answer is ")
-    if len(parts) != 1:
-        ans = parts[1].strip()
-    m = re.search(r"\(([A-Z])\)*", ans)
-    if m:
-        return m.group(1)
-    m = re.search(r"([A-Z])", ans)
-    if m:
-        return m.group(1)
-    return ans
-
-
-def bbh_freeform_postprocess(text: str) -> str:
-    ans = text
-    parts = re.split(r"answer is\s*:?\s*", ans, flags=re.IGNORECASE)
-    if len(parts) != 1:
-        ans = parts[-1].strip()
-    ans = ans.split("\n")[0].strip()
-    if ans.endswith("."):
-        ans = ans[:-1].strip()
-    m = re.search(r"\*\*(.*?)\*\*", ans)
-    if m:
-        ans = m.group(1).strip()
-    for words in (r"^(yes|no)\b", r"^(true|false)\b"):
-        m = re.match(words, ans, flags=re.IGNORECASE)
-        if m:
-            return m.group(1).capitalize()
-    if not re.search(r"\d\s*,\s*\d", ans):
-        ans = re.sub(r"\s*,\s*", " ", ans)
-    return re.sub(r"\s+", " ", ans).strip()
 
 
 # -- code -------------------------------------------------------------------------------------------------------

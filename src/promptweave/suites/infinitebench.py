@@ -144,6 +144,11 @@ class InfiniteBenchmathcalcEvaluator(_PerRow):
         return float(n)
 
 
+def infinitebench_first_number_postprocess(text: str) -> str | None:
+    m = re.search(r"\d+\.\d+|\d+", text)
+    return str(m.group(0).strip()) if m else None
+
+
 LOADERS: dict[str, Any] = {
     "InfiniteBenchenmcDataset": choice.codedebug,
     "InfiniteBenchcoderunDataset": coderun,
@@ -157,9 +162,11 @@ LOADERS: dict[str, Any] = {
     "InfiniteBenchretrievenumberDataset": retrieval,
     "InfiniteBenchretrievepasskeyDataset": retrieval,
 }
-
 EVALUATORS: dict[str, type] = {
     "InfiniteBenchendiaEvaluator": InfiniteBenchendiaEvaluator,
     "InfiniteBenchretrievekvEvaluator": InfiniteBenchretrievekvEvaluator,
     "InfiniteBenchmathcalcEvaluator": InfiniteBenchmathcalcEvaluator,
+}
+POSTPROCESSORS = {
+    "InfiniteBench_first_number_postprocess": infinitebench_first_number_postprocess,
 }

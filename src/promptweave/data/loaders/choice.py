@@ -105,31 +105,6 @@ def ceval(ctx: LoadContext, path: str, name: str, local_mode: bool = False) -> S
     return out
 
 
-def gpqa(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
-    """``<path>/<name>`` (the GPQA CSV): the correct answer (column 8) is rotated through A-D, one pattern per
-    question in turn, exactly as the reference places it."""
-    f = ctx.member(ctx.find(path, local_mode=True), name)
-    patterns = ("ABCD", "BCDA", "CDAB", "DABC")
-    items, count = [], 0
-    for loc, r in csv_records(f):
-        if len(r) < 12:
-            raise ctx.fail("a GPQA record needs at least 12 fields", file=f, where=loc, value=len(r))
-        if r[7] == "Question":
-            continue
-        count += 1
-        options = r[8:12]
-        order = patterns[count % 4]
-        line: dict[str, Any] = {"question": r[7]}
-        for i in range(4):
-            line[ABCD[i]] = options[ord(order[i]) - ord("A")]
-        for i in range(4):
-            if line[ABCD[i]] == options[0]:
-                line["answer"] = ABCD[i]
-                break
-        items.append((loc, line))
-    return rows(items, f)
-
-
 def arc(ctx: LoadContext, path: str, name: str | None = None) -> Splits:
     """OpenCompass: one JSONL file (``name`` unused). AISBench: a folder of ``<name>-Dev.jsonl`` and
     ``<name>-Test.jsonl`` (splits Dev / Test). Questions without exactly 4 choices are dropped; the answer key
@@ -205,7 +180,6 @@ def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple
             raise ctx.fail("a label must be an integer", file=label_f, value=label) from None
         out.append((loc, dict(need(ctx, item, (), file=data_f, where=loc)), value))
     return data_f, out
-
 
 
 def _labelled_splits(ctx: LoadContext, path: str, convert) -> Splits:
@@ -543,7 +517,6 @@ __all__ = [
     "ceval",
     "cmmlu",
     "commonsenseqa",
-    "gpqa",
     "hellaswag",
     "hellaswag_v2",
     "mathbench",

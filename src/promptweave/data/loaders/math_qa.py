@@ -15,16 +15,6 @@ from promptweave.data.loaders.base import (
 from promptweave.data.sources import Split, read_hf_named
 
 
-def gsm8k(ctx: LoadContext, path: str) -> Splits:
-    """``<path>/train.jsonl`` and ``<path>/test.jsonl``, rows as stored (question / answer)."""
-    root = ctx.find(path)
-    out = {}
-    for split in ("train", "test"):
-        f = ctx.member(root, f"{split}.jsonl")
-        out[split] = rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
-    return out
-
-
 def last_boxed(text: str) -> str | None:
     """The content of the last ``\\boxed{...}`` (or ``\\fbox``) with balanced braces, as the reference extracts
     MATH solutions; None when there is none."""

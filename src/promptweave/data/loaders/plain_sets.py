@@ -17,7 +17,7 @@ from typing import Any
 from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, regular
 from promptweave.data.loaders.classify import table
 from promptweave.data.loaders.hub import hf_dataset
-from promptweave.data.sources import Split, read_text, text_lines
+from promptweave.data.sources import Split, read_text
 from promptweave.errors import DataError
 
 # -- Xiezhi: one JSON object per line, four options in one newline-separated string ----------------------------
@@ -211,29 +211,6 @@ def jigsaw_multilingual(ctx: LoadContext, path: str, label: str, lang: str) -> S
     return {"test": Split(out, str(texts_file), where)}
 
 
-# -- FLORES, first 100 sentences per language: one sentence per line, line i of each file aligned ---------------
-
-
-def _flores_split(ctx: LoadContext, root: Path, split: str, src: str, tgt: str) -> Split:
-    src_f, tgt_f = root / split / f"{src}.{split}", root / split / f"{tgt}.{split}"
-    a, b = text_lines(regular(src_f)), text_lines(regular(tgt_f))
-    if len(a) != len(b):
-        raise ctx.fail(f"{src_f.name} has {len(a)} lines but {tgt_f.name} has {len(b)}; they must align",
-                       file=tgt_f, where=split)
-    rows = [{f"sentence_{src}": x.strip(), f"sentence_{tgt}": y.strip()} for x, y in zip(a, b)]
-    return Split(rows, str(src_f), [f"line {i}" for i in range(1, len(rows) + 1)])
-
-
-def flores(ctx: LoadContext, path: str, name: str) -> Splits:
-    """``name`` is ``<src>-<tgt>`` (FLORES codes); dev and devtest splits from ``<path>/<split>/<lang>.<split>``."""
-    langs = name.split("-") if isinstance(name, str) else []
-    if len(langs) != 2 or not all(langs):
-        raise ctx.fail("name must be '<source>-<target>' language codes, e.g. 'eng_Latn-zho_Hans'", where="name",
-                       value=name)
-    root = ctx.find(path)
-    return {s: _flores_split(ctx, root, s, langs[0], langs[1]) for s in ("dev", "devtest")}
-
-
 # -- HumanEval-X: one gzipped JSONL file per language -----------------------------------------------------------
 
 _HUMANEVALX_LANGS = ("cpp", "go", "java", "js", "python", "rust")
@@ -274,7 +251,6 @@ CLASSES = {
     "CHIDDatasetV2": chid_v2,
     "CrowspairsDataset": crowspairs,
     "JigsawMultilingualDataset": jigsaw_multilingual,
-    "FloresFirst100Dataset": flores,
     "HumanevalXDataset": humanevalx,
 }
 """The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""

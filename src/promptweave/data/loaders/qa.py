@@ -16,7 +16,7 @@ from promptweave.data.loaders.base import (
 )
 
 
-def _examples(ctx: LoadContext, f: Path) -> Splits:
+def examples(ctx: LoadContext, f: Path) -> Splits:
     data = json_file(f)
     if not isinstance(data, dict) or not isinstance(data.get("examples"), list):
         raise ctx.fail("expected a JSON object with an 'examples' list", file=f)
@@ -26,14 +26,9 @@ def _examples(ctx: LoadContext, f: Path) -> Splits:
     return rows(items, f)
 
 
-def bbh(ctx: LoadContext, path: str, name: str) -> Splits:
-    """``<path>/<name>.json`` holding ``{"examples": [{input, target}, ...]}``."""
-    return _examples(ctx, ctx.member(ctx.find(path), f"{name}.json"))
-
-
 def charm(ctx: LoadContext, path: str, name: str) -> Splits:
     """CHARM: the BBH layout, found as a local path."""
-    return _examples(ctx, ctx.member(ctx.find(path, local_mode=True), f"{name}.json"))
+    return examples(ctx, ctx.member(ctx.find(path, local_mode=True), f"{name}.json"))
 
 
 def squad_like(ctx: LoadContext, path: str) -> Splits:
@@ -56,17 +51,7 @@ def squad_like(ctx: LoadContext, path: str) -> Splits:
     return rows(items, f)
 
 
-def drop_openai(ctx: LoadContext, path: str) -> Splits:
-    """simple-evals' DROP JSONL: ``context`` -> prompt, ``ref_text`` -> answers, as the validation split."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, data in jsonl(f):
-        need(ctx, data, ("context", "ref_text"), file=f, where=loc)
-        items.append((loc, {"prompt": data["context"], "answers": data["ref_text"]}))
-    return {"validation": rows(items, f)}
-
-
-def _qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
+def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
     root = ctx.find(path)
     out = {}
     for split in splits:
@@ -86,15 +71,10 @@ def _qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], 
 
 def natural_question(ctx: LoadContext, path: str) -> Splits:
     """``nq-{dev,test}.qa.csv``: question TAB answer list (dev keeps only the first answer)."""
-    return _qa_tsv(ctx, path, "nq-{split}.qa.csv", ("dev", "test"), "dev")
+    return qa_tsv(ctx, path, "nq-{split}.qa.csv", ("dev", "test"), "dev")
 
 
-def triviaqa(ctx: LoadContext, path: str) -> Splits:
-    """``trivia-{dev,test}.qa.csv``: question TAB answer list (test keeps only the first answer)."""
-    return _qa_tsv(ctx, path, "trivia-{split}.qa.csv", ("dev", "test"), "test")
-
-
-def _qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -> Splits:
+def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -> Splits:
     root = ctx.find(path)
     out = {}
     for split in ("validation", "train"):
@@ -111,23 +91,12 @@ def _qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -
 
 def nq_open(ctx: LoadContext, path: str) -> Splits:
     """``nq-open-{validation,train}.jsonl`` (train keeps the first answer)."""
-    return _qa_jsonl(ctx, path, "nq-open-{split}.jsonl", "train")
-
-
-def triviaqa_v2(ctx: LoadContext, path: str) -> Splits:
-    """``triviaqa-{validation,train}.jsonl``, rows as stored."""
-    return _qa_jsonl(ctx, path, "triviaqa-{split}.jsonl", None)
+    return qa_jsonl(ctx, path, "nq-open-{split}.jsonl", "train")
 
 
 def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
     """BIG-Bench Extra Hard: ``<path>/<name>/task.json`` holding ``{"examples": [...]}``."""
-    return _examples(ctx, ctx.member(ctx.find(path), name, "task.json"))
-
-
-def triviaqa_v3(ctx: LoadContext, path: str) -> Splits:
-    """One JSONL file, rows as stored."""
-    f = ctx.find(path)
-    return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
+    return examples(ctx, ctx.member(ctx.find(path), name, "task.json"))
 
 
 def multirc(ctx: LoadContext, path: str) -> Splits:

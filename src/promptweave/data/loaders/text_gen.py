@@ -5,37 +5,9 @@ from promptweave.data.loaders.base import (
     LoadContext,
     Splits,
     json_file,
-    jsonl,
     need,
     rows,
 )
-from promptweave.data.sources import text_lines
-
-
-def xsum(ctx: LoadContext, path: str) -> Splits:
-    """The first 1,000 JSONL lines; rows whose dialogue or summary is a float (NaN in the export) are dropped.
-    OpenCompass names the file; AISBench names its folder, holding ``dev.jsonl``."""
-    f = ctx.find(path)
-    if f.is_dir():
-        f = ctx.member(f, "dev.jsonl")
-    items = []
-    for i, (loc, sample) in enumerate(jsonl(f, errors="ignore")):
-        if i == 1000:
-            break
-        need(ctx, sample, ("dialogue", "summary"), file=f, where=loc)
-        if isinstance(sample["dialogue"], float) or isinstance(sample["summary"], float):
-            continue
-        items.append((loc, {"dialogue": sample["dialogue"], "summary": sample["summary"]}))
-    return rows(items, f)
-
-
-def lcsts(ctx: LoadContext, path: str) -> Splits:
-    """``test.src.txt`` and ``test.tgt.txt``, line by line: content and abst (stripped)."""
-    root = ctx.find(path)
-    src = text_lines(ctx.member(root, "test.src.txt"))
-    tgt = text_lines(ctx.member(root, "test.tgt.txt"))
-    return rows(((f"line {i + 1}", {"content": s.strip(), "abst": t.strip()})
-                 for i, (s, t) in enumerate(zip(src, tgt))), root / "test.src.txt")
 
 
 def gaokao_bench(ctx: LoadContext, path: str, filename: str, name: str) -> Splits:
