@@ -14,6 +14,13 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.mmlu",  # MMLU, MMLU-Pro, MMLU-CF, MMLU-Arabic, CMMLU: loaders
+    "promptweave.suites.ceval",  # C-Eval: loader
+    "promptweave.suites.commonsenseqa",  # CommonsenseQA (and its Chinese version): loaders
+    "promptweave.suites.siqa",  # Social IQa: loaders
+    "promptweave.suites.piqa",  # PIQA: loaders
+    "promptweave.suites.hellaswag",  # HellaSwag: loaders
+    "promptweave.suites.winogrande",  # WinoGrande: loaders
     "promptweave.suites.gsm8k",  # GSM8K: loader, answer postprocessors, numeric-match evaluator
     "promptweave.suites.bbh",  # BIG-Bench Hard: loader, multiple-choice and free-form rules
     "promptweave.suites.triviaqa",  # TriviaQA: loaders and the open-answer evaluator
@@ -31,7 +38,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.mbpp_plus",  # MBPP / MBPP+ (EvalPlus's base and plus tests)
     "promptweave.suites.ruler",  # RULER's synthetic long-context tasks
     "promptweave.suites.needlebench",  # NeedleBench: needle scores (single, multi, parallel) and v2 ATC
-    "promptweave.suites.agieval",  # AGIEval's cloze scoring
+    "promptweave.suites.agieval",  # AGIEval: loader and cloze scoring
     "promptweave.suites.atlas",  # ATLAS: the reply's JSON answer block for the judges
     "promptweave.suites.medqa",  # MedMCQA, Medbullets, NEJM AI Bench: loaders, first-option-letter evaluators
     "promptweave.suites.climaqa",  # ClimaQA: its loader (the configs judge with GenericLLMEvaluator)

@@ -24,7 +24,7 @@ def table(items: Iterable[tuple[str, Mapping[str, Any]]], file: Path | str) -> S
     return Split([{k: r.get(k) for k in keys} for _, r in items], str(file), [loc for loc, _ in items])
 
 
-def _records(ctx: LoadContext, f: Path) -> list[tuple[str, dict[str, Any]]]:
+def json_records(ctx: LoadContext, f: Path) -> list[tuple[str, dict[str, Any]]]:
     return [(loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)]
 
 
@@ -92,7 +92,7 @@ def anli(ctx: LoadContext, path: str) -> Splits:
     """ANLI ``dev.jsonl``: ``label`` c / e / n -> A / B / C."""
     f = ctx.find(path)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("label",), file=f, where=loc)
         r["label"] = _mapped(ctx, f, "label", {"c": "A", "e": "B", "n": "C"}, loc, r["label"])
         items.append((loc, r))
@@ -103,7 +103,7 @@ def afqmc_v2(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
     """AFQMC JSONL: ``label`` 0 / 1 (number or text) -> A / B."""
     f = ctx.find(path, local_mode=local_mode)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("label",), file=f, where=loc)
         try:
             r["label"] = "AB"[int(r["label"])]
@@ -117,7 +117,7 @@ def ax_v2(ctx: LoadContext, path: str) -> Splits:
     """SuperGLUE AX-b / AX-g JSONL: ``label`` entailment / not_entailment -> A / B."""
     f = ctx.find(path)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("label",), file=f, where=loc)
         r["label"] = _mapped(ctx, f, "label", {"entailment": "A", "not_entailment": "B"}, loc, r["label"])
         items.append((loc, r))
@@ -128,7 +128,7 @@ def summedits_v2(ctx: LoadContext, path: str) -> Splits:
     """SummEdits JSONL: ``label`` 1 (consistent) -> A, 0 -> B."""
     f = ctx.find(path)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("label",), file=f, where=loc)
         r["label"] = _mapped(ctx, f, "label", {0: "B", 1: "A"}, loc, r["label"])
         items.append((loc, r))
@@ -138,24 +138,7 @@ def summedits_v2(ctx: LoadContext, path: str) -> Splits:
 def crowspairs_cn(ctx: LoadContext, path: str) -> Splits:
     """Chinese CrowS-Pairs JSONL as the test split; every ``label`` is A (the stereotypical sentence first)."""
     f = ctx.find(path, local_mode=True)
-    return {"test": table(((loc, {**r, "label": "A"}) for loc, r in _records(ctx, f)), f)}
-
-
-def commonsenseqa_cn(ctx: LoadContext, path: str) -> Splits:
-    """Chinese CommonsenseQA JSONL, read as both train and validation: ``choices.text`` spread over columns A-E;
-    ``question_concept``, ``id`` and ``choices`` dropped."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, r in _records(ctx, f):
-        need(ctx, r, ("choices",), file=f, where=loc)
-        texts = r["choices"].get("text") if isinstance(r["choices"], Mapping) else None
-        if not isinstance(texts, list) or len(texts) < 5:
-            raise ctx.fail("choices.text must list five options", file=f, where=loc, value=r["choices"])
-        row = {k: v for k, v in r.items() if k not in ("question_concept", "id", "choices")}
-        row.update({chr(ord("A") + i): texts[i] for i in range(5)})
-        items.append((loc, row))
-    one = table(items, f)
-    return {"train": one, "validation": Split(list(one.rows), one.file, list(one.where))}
+    return {"test": table(((loc, {**r, "label": "A"}) for loc, r in json_records(ctx, f)), f)}
 
 
 def tnews_v2(ctx: LoadContext, path: str) -> Splits:
@@ -163,7 +146,7 @@ def tnews_v2(ctx: LoadContext, path: str) -> Splits:
     f = ctx.find(path, local_mode=True)
     letters = {k: chr(ord("A") + i) for i, k in enumerate(_TNEWS)}
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("sentence", "label_desc"), file=f, where=loc)
         items.append((loc, {"sentence": r["sentence"],
                             "label_desc2": _mapped(ctx, f, "label_desc", letters, loc, r["label_desc"])}))
@@ -229,7 +212,7 @@ def wsc_v3(ctx: LoadContext, path: str) -> Splits:
     where they stand in the words; ``label`` true / false -> A / B."""
     f = ctx.find(path, local_mode=True)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("text", "target", "label"), file=f, where=loc)
         t = _wsc_target(ctx, r, loc)
         spans = []
@@ -259,7 +242,7 @@ def _storycloze(ctx: LoadContext, path: str, lang: str, *, letter: bool) -> list
     items = []
     for split in ("train", "eval"):
         f = ctx.member(root, f"{lang}_{split}.jsonl")
-        for loc, r in _records(ctx, f):
+        for loc, r in json_records(ctx, f):
             sentences = [f"input_sentence_{i}" for i in range(1, 5)]
             need(ctx, r, sentences + (["answer_right_ending"] if letter else []), file=f, where=loc)
             r["context"] = " ".join(str(r[k]) for k in sentences)
@@ -306,7 +289,7 @@ def financeiq(ctx: LoadContext, path: str, name: str) -> Splits:
 def _anthropic(ctx: LoadContext, path: str, fix) -> Splits:
     f = ctx.find(path, local_mode=True)
     items = []
-    for loc, r in _records(ctx, f):
+    for loc, r in json_records(ctx, f):
         need(ctx, r, ("answer_matching_behavior",), file=f, where=loc)
         r["answer_matching_behavior"] = fix(r["answer_matching_behavior"])
         items.append((loc, r))
@@ -343,7 +326,6 @@ CLASSES = {
     "AXDatasetV2": ax_v2,
     "SummeditsDataset_V2": summedits_v2,
     "CrowspairsDatasetCN": crowspairs_cn,
-    "CommonsenseQADataset_CN": commonsenseqa_cn,
     "TNewsDataset": tnews,
     "TNewsDatasetV2": tnews_v2,
     "WSCDataset": wsc,

@@ -13,7 +13,6 @@ from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need
 from promptweave.data.loaders.classify import table
-from promptweave.data.loaders.hub import hf_dataset
 from promptweave.data.sources import Split, read_hf_named
 
 
@@ -102,23 +101,6 @@ def qasper(ctx: LoadContext, path: str) -> Splits:
     return {"dev": table(items, f)}
 
 
-def mmlu_cf(ctx: LoadContext, path: str, name: str) -> Splits:
-    """The ``<name>_dev`` and ``<name>_val`` splits (a local dataset folder or the local Hugging Face cache) as
-    ``dev`` and ``test``, each row with ``input`` = ``Question`` and ``target`` = ``Answer`` added."""
-    got = hf_dataset(ctx, path=path)
-    out = {}
-    for split, source in (("dev", f"{name}_dev"), ("test", f"{name}_val")):
-        part = got.get(source) if isinstance(got, dict) else None
-        if part is None:
-            raise ctx.fail(f"the dataset has no {source!r} split", where="name", value=name)
-        rows = []
-        for i, r in enumerate(part.rows):
-            need(ctx, r, ("Question", "A", "B", "C", "D", "Answer"), file=part.file, where=part.locate(i))
-            rows.append({**r, "input": r["Question"], "target": r["Answer"]})
-        out[split] = Split(rows, part.file, list(part.where))
-    return out
-
-
 def omni_math(ctx: LoadContext) -> Splits:
     """Omni-MATH's test split, by its hub name from the local Hugging Face cache (the reference takes no path)."""
     got = read_hf_named("KbsdJames/Omni-MATH")
@@ -133,6 +115,5 @@ CLASSES = {
     "ChemExamDataset": chem_exam,
     "LiveStemBenchDataset": livestembench,
     "QASPERDataset": qasper,
-    "MMLUCFDataset": mmlu_cf,
 }
 """The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""
