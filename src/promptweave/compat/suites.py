@@ -14,6 +14,15 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.clue",  # CLUE / FewCLUE (AFQMC, TNEWS, CLUEWSC, CHID, CSL, EPRSTMT, CMNLI, C3, CMRC, DRCD)
+    "promptweave.suites.superglue",  # SuperGLUE (BoolQ, COPA, MultiRC, WSC): loaders
+    "promptweave.suites.anli",  # ANLI: loader
+    "promptweave.suites.summedits",  # SummEdits: loader
+    "promptweave.suites.crowspairs",  # CrowS-Pairs (and its Chinese version): loaders
+    "promptweave.suites.storycloze",  # StoryCloze: loaders
+    "promptweave.suites.financeiq",  # FinanceIQ: loader
+    "promptweave.suites.jigsaw",  # Jigsaw Multilingual: loader
+    "promptweave.suites.lambada",  # LAMBADA: loader
     "promptweave.suites.mmlu",  # MMLU, MMLU-Pro, MMLU-CF, MMLU-Arabic, CMMLU: loaders
     "promptweave.suites.ceval",  # C-Eval: loader
     "promptweave.suites.commonsenseqa",  # CommonsenseQA (and its Chinese version): loaders

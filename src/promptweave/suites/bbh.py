@@ -1,4 +1,5 @@
-"""BIG-Bench Hard: its loader, the multiple-choice and free-form answer postprocessors and their evaluators (OpenCompass's rules; AISBench's free-form rule is in the aisbench suite)."""
+"""BIG-Bench Hard: its loader, the multiple-choice and free-form answer postprocessors and their evaluators
+(OpenCompass's rules; AISBench's free-form rule is in the aisbench suite)."""
 from __future__ import annotations
 
 import re

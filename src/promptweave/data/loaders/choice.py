@@ -141,44 +141,6 @@ def obqa(ctx: LoadContext, path: str, name: str = "main") -> Splits:
     return rows(items, f)
 
 
-def wsc_v2(ctx: LoadContext, path: str) -> Splits:
-    """WSC JSONL (a local path): span1 / span2 from ``target``, text, label true/false -> A/B."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, line in jsonl(f):
-        need(ctx, line, ("target", "text", "label"), file=f, where=loc)
-        t = need(ctx, line["target"], ("span1_text", "span2_text"), file=f, where=loc + ".target")
-        if line["label"] not in ("true", "false"):
-            raise ctx.fail("label must be 'true' or 'false'", file=f, where=loc, value=line["label"])
-        items.append((loc, {"span1": t["span1_text"], "span2": t["span2_text"], "text": line["text"],
-                            "label": {"true": "A", "false": "B"}[line["label"]]}))
-    return rows(items, f)
-
-
-def c3(ctx: LoadContext, path: str) -> Splits:
-    """C3 JSON: one row per question with its passage, the choices padded to four with the first, and the
-    answer's index as label. (The reference opens ``path`` as written; the usual search finds it there too.)"""
-    f = ctx.find(path, local_mode=True)
-    data = json_file(f)
-    if not isinstance(data, list):
-        raise ctx.fail("expected a JSON list of [paragraphs, questions] pairs", file=f)
-    items = []
-    for i, doc in enumerate(data):
-        content = " ".join("".join(p) for p in doc[0])
-        for j, q in enumerate(doc[1]):
-            where = f"[{i}][1][{j}]"
-            need(ctx, q, ("question", "choice", "answer"), file=f, where=where)
-            choices = list(q["choice"])
-            if q["answer"] not in choices:
-                raise ctx.fail("the answer is not one of the choices", file=f, where=where, value=q["answer"])
-            label = choices.index(q["answer"])
-            choices += [choices[0]] * max(0, 4 - len(choices))
-            items.append((where, {"content": content, "question": q["question"],
-                                  **{f"choice{k}": choices[k] for k in range(4)}, "choices": choices,
-                                  "label": label}))
-    return rows(items, f)
-
-
 def wikibench(ctx: LoadContext, path: str, filename: str, name: str) -> Splits:
     """``<path><filename>`` (joined by plain concatenation, as the reference does): cloze rows keep
     question/answer, ``circular`` ones become four rotated copies, others get numbered options appended."""

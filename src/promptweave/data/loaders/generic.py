@@ -58,7 +58,7 @@ def jsonl_rows(ctx: LoadContext, path: str) -> Splits:
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
 
 
-def _relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | None = None) -> Splits:
+def relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | None = None) -> Splits:
     items = []
     for loc, line in jsonl(f):
         row = dict(need(ctx, line, ("label",), file=f, where=loc))
@@ -70,30 +70,6 @@ def _relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | 
         row["label"] = mapping[row["label"]]
         items.append((loc, row))
     return rows(items, f)
-
-
-def boolq_v2(ctx: LoadContext, path: str) -> Splits:
-    """JSONL with ``label`` 'true'/'false', mapped to A/B."""
-    return _relabel(ctx, ctx.find(path), {"true": "A", "false": "B"})
-
-
-def cmnli_v2(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
-    """JSONL with NLI labels mapped to A/B/C; rows labelled '-' (no gold) are dropped."""
-    return _relabel(ctx, ctx.find(path, local_mode=local_mode),
-                    {"entailment": "A", "contradiction": "B", "neutral": "C"}, skip="-")
-
-
-def cmnli(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
-    """JSONL of NLI pairs, labels kept as words; rows labelled '-' are dropped."""
-    f = ctx.find(path, local_mode=local_mode)
-    items = [(loc, dict(need(ctx, r, ("label",), file=f, where=loc))) for loc, r in jsonl(f)]
-    return rows(((loc, r) for loc, r in items if r["label"] != "-"), f)
-
-
-def lambada(ctx: LoadContext, path: str) -> Splits:
-    """One JSONL file as the test split."""
-    f = ctx.find(path)
-    return {"test": rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)}
 
 
 def plain_jsonl(ctx: LoadContext, path: str, **_: object) -> Splits:

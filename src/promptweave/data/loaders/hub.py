@@ -121,7 +121,7 @@ def _one(ctx: LoadContext, got: Splits, split: str) -> Split:
     return got[split]
 
 
-def _map(got: Splits, fn) -> Splits:
+def map_rows(got: Splits, fn) -> Splits:
     def one(part: Split) -> Split:
         return Split([fn(dict(r)) for r in part.rows], part.file, list(part.where))
 
@@ -136,26 +136,7 @@ def iwslt2017(ctx: LoadContext, **kwargs: Any) -> Splits:
         tr = row.pop("translation", None) or {}
         return {**row, **tr}
 
-    return _map(got, spread)
-
-
-def cluewsc(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CLUEWSC: the pronoun (``span2_index``) replaced by its referent in ``new_text``; ``answer`` 1/0 from
-    ``label``; ``span1`` / ``span2`` taken out of ``target``."""
-    got = hf_dataset(ctx, **kwargs)
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        target = row.pop("target", None) or {}
-        chars = list(row.get("text", ""))
-        idx = target.get("span2_index")
-        if isinstance(idx, int) and 0 <= idx < len(chars):
-            chars[idx] = target.get("span1_text", "")
-        row["new_text"] = "".join(chars)
-        row["answer"] = 1 if row.get("label") == "true" else 0
-        row["span1"], row["span2"] = target.get("span1_text"), target.get("span2_text")
-        return row
-
-    return _map(got, prep)
+    return map_rows(got, spread)
 
 
 def olymmath(ctx: LoadContext, path: str, subset: str) -> Splits:
@@ -202,51 +183,14 @@ def _local(path: str) -> bool:
     return is_data_id(path) or path.startswith((".", "/", "~")) or Path(path).suffix.lower() in FILE_FORMATS
 
 
-def chid(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CHID: ``content<i>`` = the passage with ``#idiom#`` replaced by candidate i."""
-    got = hf_dataset(ctx, **kwargs)
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        for i, c in enumerate(row.get("candidates") or []):
-            row[f"content{i}"] = str(row.get("content", "")).replace("#idiom#", c)
-        return row
-
-    return _map(got, prep)
-
-
-def _binary_answer(row: dict[str, Any]) -> dict[str, Any]:
+def binary_answer(row: dict[str, Any]) -> dict[str, Any]:
     row["answer"] = 1 if row.get("label") == "true" else 0
     return row
 
 
-def boolq(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """SuperGLUE BoolQ through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
-    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
-
-
 def wic(ctx: LoadContext, **kwargs: Any) -> Splits:
     """WiC through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
-    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
-
-
-def csl(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CSL through ``load_dataset``: ``keywords`` = the keyword list joined by a full-width comma."""
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        row["keywords"] = "，".join(row.get("keyword") or [])
-        return row
-
-    return _map(hf_dataset(ctx, **kwargs), prep)
-
-
-def crowspairs_v2(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CrowS-Pairs through ``load_dataset``; every row's ``label`` is 'A' (the stereotypical sentence first)."""
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        row["label"] = "A"
-        return row
-
-    return _map(hf_dataset(ctx, **kwargs), prep)
+    return map_rows(hf_dataset(ctx, **kwargs), binary_answer)
 
 
 def simpleqa(ctx: LoadContext, path: str, num_examples: int | None = None, n_repeats: int = 1,

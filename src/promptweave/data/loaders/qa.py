@@ -31,26 +31,6 @@ def charm(ctx: LoadContext, path: str, name: str) -> Splits:
     return examples(ctx, ctx.member(ctx.find(path, local_mode=True), f"{name}.json"))
 
 
-def squad_like(ctx: LoadContext, path: str) -> Splits:
-    """SQuAD-format JSON (``data[].paragraphs[].qas[]``): one row per question with its context and its distinct
-    answer texts (first-seen order: the reference's set order varies from run to run)."""
-    f = ctx.find(path)
-    data = json_file(f)
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise ctx.fail("expected SQuAD-format JSON with a 'data' list", file=f)
-    items = []
-    for i, doc in enumerate(data["data"]):
-        for j, para in enumerate(need(ctx, doc, ("paragraphs",), file=f, where=f"data[{i}]")["paragraphs"]):
-            where = f"data[{i}].paragraphs[{j}]"
-            need(ctx, para, ("context", "qas"), file=f, where=where)
-            for k, qa in enumerate(para["qas"]):
-                need(ctx, qa, ("question", "answers"), file=f, where=f"{where}.qas[{k}]")
-                answers = list(dict.fromkeys(a["text"] for a in qa["answers"]))
-                items.append((f"{where}.qas[{k}]", {"context": para["context"], "question": qa["question"],
-                                                   "answers": answers}))
-    return rows(items, f)
-
-
 def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
     root = ctx.find(path)
     out = {}
@@ -97,20 +77,6 @@ def nq_open(ctx: LoadContext, path: str) -> Splits:
 def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
     """BIG-Bench Extra Hard: ``<path>/<name>/task.json`` holding ``{"examples": [...]}``."""
     return examples(ctx, ctx.member(ctx.find(path), name, "task.json"))
-
-
-def multirc(ctx: LoadContext, path: str) -> Splits:
-    """MultiRC JSONL (a local path): one row per candidate answer with its passage text, question and label."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, sample in jsonl(f, errors="ignore"):
-        passage = need(ctx, need(ctx, sample, ("passage",), file=f, where=loc)["passage"], ("text", "questions"),
-                       file=f, where=loc + ".passage")
-        for q in passage["questions"]:
-            for a in q["answers"]:
-                items.append((loc, {"text": passage["text"], "question": q["question"], "answer": a["text"],
-                                    "label": a["label"]}))
-    return rows(items, f)
 
 
 def record(ctx: LoadContext, path: str) -> Splits:
