@@ -8,7 +8,9 @@ import json
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.mm_tsv import docvqa, infovqa, mmstar, realworldqa
+from promptweave.data.loaders.mm_tsv import infovqa, realworldqa
+from promptweave.suites.mmstar import mmstar
+from promptweave.suites.docvqa import docvqa
 from promptweave.errors import DataError
 from promptweave.prompt.multimodal import split_content
 from tests.data.mm_files import png, png_b64, tsv

@@ -14,6 +14,7 @@ from promptweave.suites.bbh import bbh_freeform_postprocess as oc_bbh_freeform
 from promptweave.sandbox.refs import RefName
 from promptweave.suites import aisbench as ais
 from promptweave.suites import bbh
+from promptweave.suites import humaneval
 
 AIS_DATASETS = "ais_bench.benchmark.datasets"
 OC_DATASETS = "opencompass.datasets"
@@ -123,11 +124,10 @@ HUMANEVAL_REPLIES = ["Here it is:\n```python\n    return x + 1\n```", "```python
 
 
 def test_humaneval_postprocessors_keep_the_indentation_opencompass_strips():
-    from promptweave.evaluate import postprocess as oc
 
     body = HUMANEVAL_REPLIES[0]
     assert ais.humaneval_postprocess_v2(body) == "    return x + 1\n"
-    assert oc.humaneval_postprocess_v2(body) == "return x + 1\n"
+    assert humaneval.humaneval_postprocess_v2(body) == "return x + 1\n"
     assert ais.humaneval_postprocess_v3(HUMANEVAL_REPLIES[3]) == "    return x + 1\n"
     assert ais.humaneval_postprocess_v2(HUMANEVAL_REPLIES[3]) == "  \n    return x + 2\n"
     # chosen by the import: AISBench's humaneval config imports it from ais_bench.benchmark.datasets

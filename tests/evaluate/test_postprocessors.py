@@ -13,6 +13,7 @@ from promptweave.suites import gsm8k
 from promptweave.suites import bbh
 from promptweave.suites import lcsts
 from promptweave.suites import infinitebench
+from promptweave.suites import humaneval
 
 
 @pytest.mark.parametrize("text,want", [
@@ -80,9 +81,9 @@ def test_bbh() -> None:
 
 
 def test_code_and_text() -> None:
-    assert pp.humaneval_postprocess_v2("Here:\n```python\n  return 1\n```\ntail") == "return 1\n"
-    assert pp.humaneval_postprocess_v2("   no block") == "no block"
-    assert pp.humaneval_internal_v2_postprocess("   x = 1\n    return x\nprint(3)") == "    x = 1\n    return x"
+    assert humaneval.humaneval_postprocess_v2("Here:\n```python\n  return 1\n```\ntail") == "return 1\n"
+    assert humaneval.humaneval_postprocess_v2("   no block") == "no block"
+    assert humaneval.humaneval_internal_v2_postprocess("   x = 1\n    return x\nprint(3)") == "    x = 1\n    return x"
     assert pp.xml_tag_postprocessor("<a>1</a> <a> 2 </a>", "<a>") == "2"
     assert pp.xml_tag_postprocessor("nothing", "<a>") == "NO ANSWER FOUND"
     assert pp.general_postprocess("The Eiffel Tower, in Paris.") == "Eiffel Tower"

@@ -23,7 +23,6 @@ from promptweave.data.loaders import (
     qa,
     reshaped_qa,
     subjective,
-    text_gen,
 )
 
 _NATIVE = {
@@ -44,10 +43,6 @@ _NATIVE = {
     "MatbenchDataset": math_qa.matbench,
     "PhyBenchDataset": math_qa.phybench,
     # code
-    "HumanevalDataset": code.humaneval,
-    "MBPPDataset": code.mbpp,
-    "MBPPDatasetV2": code.mbpp_v2,
-    "SanitizedMBPPDataset": code.sanitized_mbpp,
     "LCDataset": code.lc,
     # question answering
     "CharmDataset": qa.charm,
@@ -58,7 +53,6 @@ _NATIVE = {
     # plain rows and relabelled classifiers
     "CustomDataset": generic.custom,
     "JsonlDataset": generic.jsonl_rows,
-    "IFEvalDataset": generic.ifeval,
     "MGSMSDataset": generic.mgsm,
     "StrategyQADataset": generic.strategyqa,
     "Aime2025Dataset": generic.plain_jsonl,
@@ -73,11 +67,8 @@ _NATIVE = {
     "SmolInstructDataset": hub.smolinstruct,
     "MRCRDataset": hub.mrcr,
     # AISBench multimodal (rows with a content column)
-    "TEXTVQADataset": multimodal.textvqa,
     "MMCustomDataset": multimodal.mm_custom,
-    "DocVQADataset": mm_tsv.docvqa,
     "InfoVQADataset": mm_tsv.infovqa,
-    "MMStarDataset": mm_tsv.mmstar,
     "RealworldQADataset": mm_tsv.realworldqa,
     "VocalSoundDataset": mm_media.vocalsound,
     "VideoMMEDataset": mm_media.videomme,
@@ -86,13 +77,11 @@ _NATIVE = {
     "FofoDataset": subjective.fofo,
     "SubjectiveCmpDataset": subjective.subjective_cmp,
     # summarisation and exam papers
-    "GaokaoBenchDataset": text_gen.gaokao_bench,
     # long context
     "InfiniteBenchcodedebugDataset": infinitebench.codedebug,
     # corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": corpus.inference_ppl,
     "LLMCompressionDataset": corpus.llm_compression,
-    "MBPPPlusDataset": corpus.mbpp_plus,
     # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
     **classify.CLASSES,
     # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)

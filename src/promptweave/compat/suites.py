@@ -14,6 +14,13 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.humaneval",  # HumanEval, HumanEval-X: loaders and completion postprocessors
+    "promptweave.suites.ifeval",  # IFEval: loader
+    "promptweave.suites.docvqa",  # DocVQA: loader
+    "promptweave.suites.mmstar",  # MMStar: loader
+    "promptweave.suites.textvqa",  # TextVQA: loader
+    "promptweave.suites.xiezhi",  # Xiezhi: loader and XiezhiRetriever
+    "promptweave.suites.qasper",  # QASPER: loader
     "promptweave.suites.clue",  # CLUE / FewCLUE (AFQMC, TNEWS, CLUEWSC, CHID, CSL, EPRSTMT, CMNLI, C3, CMRC, DRCD)
     "promptweave.suites.superglue",  # SuperGLUE (BoolQ, COPA, MultiRC, WSC): loaders
     "promptweave.suites.anli",  # ANLI: loader
@@ -43,8 +50,8 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.lawbench",  # LawBench: the 20 tasks' rules (LawBenchEvaluator_<index>)
     "promptweave.suites.game24",  # Game of 24: loader, postprocessor and evaluator (ToTInferencer's datasets)
     "promptweave.suites.pmmeval",  # P-MMEval: the eight multilingual tasks' evaluators and postprocessors
-    "promptweave.suites.gaokao",  # GAOKAO-Bench objective questions (GaokaoBenchEvaluator_<type>)
-    "promptweave.suites.mbpp_plus",  # MBPP / MBPP+ (EvalPlus's base and plus tests)
+    "promptweave.suites.gaokao",  # GAOKAO-Bench: loader, objective questions (GaokaoBenchEvaluator_<type>)
+    "promptweave.suites.mbpp_plus",  # MBPP / MBPP+: loaders, EvalPlus's base and plus tests
     "promptweave.suites.ruler",  # RULER's synthetic long-context tasks
     "promptweave.suites.needlebench",  # NeedleBench: needle scores (single, multi, parallel) and v2 ATC
     "promptweave.suites.agieval",  # AGIEval: loader and cloze scoring

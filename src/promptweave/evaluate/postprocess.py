@@ -198,37 +198,6 @@ def theoremqa_postprocess(text: str) -> str:
     return matches[0].strip().strip(".,?!\"';:")
 
 
-# -- code -------------------------------------------------------------------------------------------------------
-
-
-def humaneval_postprocess_v2(text: str) -> str:
-    """The first fenced code block (or the text), left-stripped."""
-    blocks = re.findall(r"```\w*\n(.*?)```", text, re.DOTALL)
-    if blocks:
-        text = blocks[0]
-    return text.lstrip()
-
-
-def humaneval_postprocess_v3(text: str) -> str:
-    blocks = re.findall(r"```\w*\n(.*?)```", text, re.DOTALL)
-    if blocks:
-        text = blocks[-1]
-    return text.lstrip()
-
-
-def humaneval_internal_v2_postprocess(text: str) -> str:
-    """The indented function body a base model continued with, up to the first unindented line."""
-    if text.startswith("   ") and not text.startswith("    "):
-        text = " " + text
-    pred = text.split("\n\n\n")[0].split("\n```")[0]
-    kept = []
-    for line in pred.split("\n"):
-        if line and line[0] != " ":
-            break
-        kept.append(line)
-    return "\n".join(kept)
-
-
 # -- config patterns --------------------------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ RETRIEVERS: dict[str, str] = {
     "VoteKRetriever": "promptweave.shots.votek:VotekRetriever",
     "DPPRetriever": "promptweave.shots.dpp:DPPRetriever",
     "MDLRetriever": "promptweave.shots.mdl:MDLRetriever",
-    "XiezhiRetriever": "promptweave.shots.xiezhi:XiezhiRetriever",  # a reference dataset's own retriever
+    "XiezhiRetriever": "promptweave.suites.xiezhi:XiezhiRetriever",  # a reference dataset's own retriever
 }
 
 

@@ -78,16 +78,6 @@ def plain_jsonl(ctx: LoadContext, path: str, **_: object) -> Splits:
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
 
 
-def ifeval(ctx: LoadContext, path: str) -> Splits:
-    """JSONL of instructions: ``prompt``, and the whole record as ``reference`` for the checker."""
-    f = ctx.find(path)
-    items = []
-    for loc, tmp in jsonl(f):
-        need(ctx, tmp, ("prompt",), file=f, where=loc)
-        items.append((loc, {"prompt": tmp["prompt"], "reference": tmp}))
-    return rows(items, f)
-
-
 def mgsm(ctx: LoadContext, path: str) -> Splits:
     """A TSV-like text file of ``question<TAB>answer`` lines."""
     from promptweave.data.sources import text_lines

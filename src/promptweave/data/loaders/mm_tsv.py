@@ -5,7 +5,7 @@ TSV layout: a header row with ``index``, ``question``, ``answer``, ``image`` (ba
 characters names another row's ``index`` whose image it shares; ``[...]`` is a list of images), optionally
 ``image_path`` (file names for the images) and, for MMStar, ``hint``, ``category``, ``l2-category``, ``split`` and
 option columns ``A``.. ``Z``. Rows with an empty ``image`` are skipped. Each image is written once into
-``<Name>_images/`` beside the TSV (``<index>.jpg``; ``<index>_<k>.png`` for a list; or the ``image_path`` names) and
+``<Name>rows_with_images/`` beside the TSV (``<index>.jpg``; ``<index>_<k>.png`` for a list; or the ``image_path`` names) and
 the content names that file, as the reference does. The reference re-encodes the image through PIL when it writes
 it; promptweave writes the decoded bytes as they are (PIL is not a dependency), so the file named in the prompt
 holds the same picture in its original encoding. Cells are kept as text (the reference's pandas may read an all-
@@ -16,9 +16,7 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
-import json
 import os
-import string
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ _IMAGE_REF_LEN = 64
 _VQA_SUFFIX = "\nAnswer the question using a single word or phrase."
 
 
-def _missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
     return v is None or (isinstance(v, str) and v in _NA)
 
 
@@ -78,13 +76,13 @@ def _write_image(ctx: LoadContext, b64: str, target: Path, f: Path, loc: str) ->
     os.replace(tmp, target)  # a crash never leaves a truncated image that a later run would take as written
 
 
-def _images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str, str], list[str]]]:
+def rows_with_images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str, str], list[str]]]:
     """(location, row, image file paths) for every row with an image, images written as the reference does."""
     records = _tsv(ctx, f)
     root = f.parent / folder
     has_image = bool(records) and "image" in records[0][1]
     if has_image:
-        records = [(loc, r) for loc, r in records if not _missing(r.get("image"))]
+        records = [(loc, r) for loc, r in records if not is_missing(r.get("image"))]
         by_index = {r["index"]: r["image"] for _, r in records}
     out = []
     for loc, r in records:
@@ -116,42 +114,18 @@ def _images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str,
     return out
 
 
-def _vqa(ctx: LoadContext, path: str, folder: str) -> Splits:
+def vqa_splits(ctx: LoadContext, path: str, folder: str) -> Splits:
     f = ctx.find(path, local_mode=True)
     items = []
-    for loc, r, paths in _images(ctx, f, folder):
+    for loc, r, paths in rows_with_images(ctx, f, folder):
         parts = [("image", p) for p in paths] + [("text", r["question"] + _VQA_SUFFIX)]
         items.append((loc, {"content": build_content(parts), "answer": r.get("answer")}))
     return rows(items, f)
 
 
-def docvqa(ctx: LoadContext, path: str) -> Splits:
-    """DocVQA TSV: images then the question with the single-word instruction; ``answer`` as stored."""
-    return _vqa(ctx, path, "DocVQA_images")
-
-
 def infovqa(ctx: LoadContext, path: str) -> Splits:
     """InfoVQA TSV, the same shape as DocVQA."""
-    return _vqa(ctx, path, "InfoVQA_images")
-
-
-def mmstar(ctx: LoadContext, path: str) -> Splits:
-    """MMStar TSV: the first image, then hint + question + lettered options; ``answer`` is a dict with the
-    choices (JSON), the letter, split and categories, as the reference's evaluator reads it."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, r, paths in _images(ctx, f, "MMStar_images"):
-        options = {c: r[c] for c in string.ascii_uppercase if c in r and not _missing(r[c])}
-        prompt = f"Hint: {r['hint']}\n" if not _missing(r.get("hint")) else ""
-        prompt += r["question"]
-        if options:
-            prompt += "Options:\n" + "".join(f"{k}. {v}\n" for k, v in options.items())
-            prompt += "Please select the correct answer from the options above. \n"
-        content = build_content([("image", paths[0]), ("text", prompt)])
-        answer = {"choices": json.dumps(options), "answer": r.get("answer"), "split": r.get("split"),
-                  "l2-category": r.get("l2-category"), "category": r.get("category")}
-        items.append((loc, {"content": content, "answer": answer}))
-    return rows(items, f)
+    return vqa_splits(ctx, path, "InfoVQA_images")
 
 
 # RealWorldQA's open-answer instruction (evalscope's wording, as AISBench uses it)

@@ -8,7 +8,6 @@ AccwithDetailsEvaluator).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need
@@ -81,26 +80,6 @@ def livestembench(ctx: LoadContext, path: str, num_examples: int | None = None, 
     return {"train": one, "test": Split(list(one.rows), one.file, list(one.where))}
 
 
-def qasper(ctx: LoadContext, path: str) -> Splits:
-    """``qasper-dev-v0.3.json``: per question with extractive answers, ``answer`` (all spans), ``question`` and
-    ``evidence`` (every section's name and paragraphs); the ``dev`` split."""
-    f = ctx.member(ctx.find(path, local_mode=True), "qasper-dev-v0.3.json")
-    data = json_file(f)
-    if not isinstance(data, Mapping):
-        raise ctx.fail("expected a JSON object of articles", file=f)
-    items = []
-    for article_id, article in data.items():
-        need(ctx, article, ("full_text", "qas"), file=f, where=str(article_id))
-        text = "\n".join((s.get("section_name") or "") + "\n" + "\n".join(s["paragraphs"]) + "\n"
-                         for s in article["full_text"])
-        for k, qa in enumerate(article["qas"]):
-            spans = [span for a in qa["answers"] for span in a["answer"]["extractive_spans"]]
-            if spans:
-                items.append((f"{article_id}.qas[{k}]", {"answer": spans, "question": qa["question"],
-                                                          "evidence": text}))
-    return {"dev": table(items, f)}
-
-
 def omni_math(ctx: LoadContext) -> Splits:
     """Omni-MATH's test split, by its hub name from the local Hugging Face cache (the reference takes no path)."""
     got = read_hf_named("KbsdJames/Omni-MATH")
@@ -114,6 +93,5 @@ CLASSES = {
     "CMOFibDataset": cmo_fib,
     "ChemExamDataset": chem_exam,
     "LiveStemBenchDataset": livestembench,
-    "QASPERDataset": qasper,
 }
 """The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""
