@@ -8,7 +8,8 @@ import pytest
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.records import Record
-from promptweave.infer.tot import Game24Wrapper, ToTSettings, infer_tot
+from promptweave.infer.tot import ToTSettings, infer_tot
+from promptweave.suites.game24.wrapper import Game24Wrapper
 from promptweave.models.base import GenerationParams
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("opencompass") is None,
