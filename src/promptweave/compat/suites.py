@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.supergpqa",  # SuperGPQA: its judge-output postprocessor
+    "promptweave.suites.inverse_ifeval",  # Inverse IFEval: its judge prompt template
     "promptweave.suites.humaneval",  # HumanEval, HumanEval-X: loaders and completion postprocessors
     "promptweave.suites.ifeval",  # IFEval: loader
     "promptweave.suites.docvqa",  # DocVQA: loader
@@ -69,8 +71,9 @@ SUITES: tuple[str, ...] = (
 )
 """Every benchmark suite, by module name (import order decides which suite wins a name two of them define)."""
 
-TABLES = ("EVALUATORS", "POSTPROCESSORS", "LOADERS")
-"""The compat registries a suite may add to: a module-level dict of each name."""
+TABLES = ("EVALUATORS", "POSTPROCESSORS", "LOADERS", "JUDGE_POSTPROCESSORS", "JUDGE_TEMPLATES")
+"""The registries a suite may add to: a module-level dict of each name (the judge's output postprocessors and
+prompt template classes are the last two)."""
 
 _tables: dict[str, dict[str, Any]] = {}
 

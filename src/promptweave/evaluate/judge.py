@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptweave.compat.suites import Registry
 from promptweave.errors import JudgeError, PromptweaveError
 from promptweave.evaluate.context import EvalContext, Scores
 
@@ -95,24 +96,6 @@ def _post_livereasonbench(outputs, rows, refs):
     return metrics, grades, "A"
 
 
-def _post_supergpqa(outputs, rows, refs):
-    """Accuracy overall and per discipline / field / subfield (``SuperGPQA-<d>[-<f>[-<s>]]``), two decimals."""
-    grades = [grade_letter(o) for o in outputs]
-    stats: dict[str, list[int]] = {}
-    for g, row in zip(grades, list(rows) + [{}] * (len(grades) - len(rows))):
-        d, f, sub = (str(row.get(k, "unknown")) for k in ("discipline", "field", "subfield"))
-        for key in (f"SuperGPQA-{d}", f"SuperGPQA-{d}-{f}", f"SuperGPQA-{d}-{f}-{sub}"):
-            hit = stats.setdefault(key, [0, 0])
-            hit[0] += g == "A"
-            hit[1] += 1
-    right = grades.count("A")
-    metrics: dict[str, float] = {"accuracy": round(right / len(grades) * 100, 2) if grades else 0.0,
-                                 "total_correct": float(right), "total_count": float(len(grades))}
-    for key, (c, t) in stats.items():
-        metrics[key] = round(c / t * 100, 2)
-    return metrics, grades, "A"
-
-
 _CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
 
 
@@ -172,21 +155,19 @@ def _by_category(prefix: str, columns: Sequence[tuple[str, str]]):
     return post
 
 
-# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
-DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
+# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes); then the suites' own
+DICT_POSTPROCESSORS: Registry = Registry({
     "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
     "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
     "simpleqa_postprocess": (_post_simpleqa, frozenset()),
     "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
-    "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
     "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
     "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
     "medmcqa_llmjudge_postprocess": (_by_category("medmcqa", (("subject", "subject_name"), ("topic", "topic_name"),
                                                               ("question_type", "choice_type"))), frozenset()),
     "medbullets_llmjudge_postprocess": (_by_category("Medbullets", (("question_type", "question_type"),)),
                                         frozenset()),
-}
-_DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
+}, "JUDGE_POSTPROCESSORS")
 
 
 def build_judge_template(cfg: Any, where: str) -> Any:
