@@ -14,6 +14,7 @@ from promptweave.suites import gsm8k
 from promptweave.suites import bbh
 from promptweave.suites import triviaqa
 from promptweave.suites import drop
+from promptweave.suites import natural_questions
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -54,7 +55,7 @@ def test_em_triviaqa_nq_bbh() -> None:
     assert em.correct == [True, False] and em.metrics == {"score": 50.0}
     tq = triviaqa.TriviaQAEvaluator().score(["I think the answer is Paris, France\nmore"], [["paris"]])
     assert tq.correct == [True] and tq.metrics == {"score": 100.0}
-    nq = ev.NQEvaluator().score(["answer: London"], [["Paris"]])
+    nq = natural_questions.NQEvaluator().score(["answer: London"], [["Paris"]])
     assert nq.correct == [False]
     free = bbh.BBHEvaluator().score(["So the answer is **yes**.", "the answer is 1, 2"], ["Yes", "1 2"])
     assert free.correct == [True, False] and free.metrics == {"score": 50.0}

@@ -39,7 +39,6 @@ _GENERIC: dict[str, type] = {
     "EMEvaluator": ev.EMEvaluator,
     "BleuEvaluator": ev.BleuEvaluator,
     "MRCREvaluator": ev.MRCREvaluator,
-    "NQEvaluator": ev.NQEvaluator,
     "LCPassKEvaluator": LCPassKEvaluator,
     "LCEvaluator": LCEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,

@@ -46,8 +46,6 @@ _NATIVE = {
     "LCDataset": code.lc,
     # question answering
     "CharmDataset": qa.charm,
-    "NaturalQuestionDataset": qa.natural_question,
-    "NQOpenDataset": qa.nq_open,
     "BBEHDataset": qa.bbeh,
     "ReCoRDDataset": qa.record,
     # plain rows and relabelled classifiers

@@ -14,6 +14,9 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.natural_questions",  # Natural Questions, NQ-Open: loaders and the open-answer evaluator
+    "promptweave.suites.chemexam",  # ChemExam: loader and judge-output postprocessor
+    "promptweave.suites.omnimath",  # Omni-MATH: loader
     "promptweave.suites.supergpqa",  # SuperGPQA: its judge-output postprocessor
     "promptweave.suites.inverse_ifeval",  # Inverse IFEval: its judge prompt template
     "promptweave.suites.humaneval",  # HumanEval, HumanEval-X: loaders and completion postprocessors

@@ -143,16 +143,6 @@ class OpenQA(RowEvaluator):
         return any(c in p for c in cands), {"pred": p, "answer": cands}
 
 
-class NQEvaluator(OpenQA):
-    name = "NQEvaluator"
-
-    def clean(self, prediction: str) -> str:
-        p = prediction.strip().split("\n")[0].lower()
-        if "answer is" in p:
-            p = p.split("answer is")[-1]
-        return general_postprocess(p)
-
-
 class CircularEvaluator(Evaluator):
     """CircularEval: each question asked under 4 rotations of its options; gold is ``index--answer--pattern``.
 

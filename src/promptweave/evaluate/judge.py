@@ -96,19 +96,6 @@ def _post_livereasonbench(outputs, rows, refs):
     return metrics, grades, "A"
 
 
-_CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
-
-
-def _post_chem_exam(outputs, rows, refs):
-    """The judge's last ``<NUMBER>x</NUMBER>`` / ``\\boxed{x}`` is the row's score; ``final_score`` their mean ×100."""
-    scores = []
-    for o in outputs:
-        found = _CHEM_NUMBER.findall(o or "")
-        scores.append(float(found[-1]) if found else 0.0)
-    final = round(100 * sum(scores) / len(scores), 2) if scores else 0.0
-    return {"final_score": final}, [str(s) for s in scores], "1.0"
-
-
 _FIRST_NUMBER = re.compile(r"[-+]?\d*\.\d+|\d+\.\d*|\d+")
 
 
@@ -161,7 +148,6 @@ DICT_POSTPROCESSORS: Registry = Registry({
     "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
     "simpleqa_postprocess": (_post_simpleqa, frozenset()),
     "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
-    "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
     "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
     "medmcqa_llmjudge_postprocess": (_by_category("medmcqa", (("subject", "subject_name"), ("topic", "topic_name"),
                                                               ("question_type", "choice_type"))), frozenset()),

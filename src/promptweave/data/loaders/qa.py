@@ -49,11 +49,6 @@ def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], f
     return out
 
 
-def natural_question(ctx: LoadContext, path: str) -> Splits:
-    """``nq-{dev,test}.qa.csv``: question TAB answer list (dev keeps only the first answer)."""
-    return qa_tsv(ctx, path, "nq-{split}.qa.csv", ("dev", "test"), "dev")
-
-
 def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -> Splits:
     root = ctx.find(path)
     out = {}
@@ -67,11 +62,6 @@ def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) ->
             items.append((loc, row))
         out[split] = rows(items, f)
     return out
-
-
-def nq_open(ctx: LoadContext, path: str) -> Splits:
-    """``nq-open-{validation,train}.jsonl`` (train keeps the first answer)."""
-    return qa_jsonl(ctx, path, "nq-open-{split}.jsonl", "train")
 
 
 def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
