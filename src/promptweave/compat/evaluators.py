@@ -6,16 +6,6 @@ through the benchmark suites (``compat/suites.py``), then ``compat.bridge`` when
 from __future__ import annotations
 
 from promptweave.compat.suites import Registry
-from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.code_exec import (
-    HumanEvalEvaluator,
-    LCEvaluator,
-    LCPassKEvaluator,
-    MBPPPassKEvaluator,
-)
-from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
-from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
-from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
 
 # the same class name with different rules in two reference modules: (module part, name) -> ours, by module path
 # (``resolve`` imports it when a config names it)
@@ -23,34 +13,34 @@ BY_MODULE: dict[tuple[str, str], str] = {
     ("needlebench_v2", "NeedleBenchOriginEvaluator"): "promptweave.suites.needlebench:NeedleBenchV2OriginEvaluator",
 }
 
-_GENERIC: dict[str, type] = {
-    "AccEvaluator": ev.AccEvaluator,
-    "GenericLLMEvaluator": GenericLLMEvaluator,
-    "MATHEvaluator": ev.MATHEvaluator,
-    "RougeEvaluator": ev.RougeEvaluator,
-    "HumanEvalEvaluator": HumanEvalEvaluator,
-    "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
-    "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
-    "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
-    "CascadeEvaluator": CascadeEvaluator,
-    "LMEvaluator": LMEvaluator,  # subjective / judge-model evaluation
-    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # LMEvaluator-shaped rule (CHARM memory)
-    "MBPPPassKEvaluator": MBPPPassKEvaluator,
-    "EMEvaluator": ev.EMEvaluator,
-    "BleuEvaluator": ev.BleuEvaluator,
-    "MRCREvaluator": ev.MRCREvaluator,
-    "LCPassKEvaluator": LCPassKEvaluator,
-    "LCEvaluator": LCEvaluator,
-    "AveragePPLEvaluator": ev.AveragePPLEvaluator,
-    "CircularEvaluator": ev.CircularEvaluator,
-    "PPLAccEvaluator": ev.PPLAccEvaluator,
+_GENERIC: dict[str, str] = {
+    "AccEvaluator": "promptweave.evaluate.evaluators:AccEvaluator",
+    "GenericLLMEvaluator": "promptweave.evaluate.judge:GenericLLMEvaluator",
+    "MATHEvaluator": "promptweave.evaluate.evaluators:MATHEvaluator",
+    "RougeEvaluator": "promptweave.evaluate.evaluators:RougeEvaluator",
+    "HumanEvalEvaluator": "promptweave.evaluate.code_exec:HumanEvalEvaluator",
+    "AccwithDetailsEvaluator": "promptweave.evaluate.evaluators:AccwithDetailsEvaluator",
+    "JiebaRougeEvaluator": "promptweave.evaluate.evaluators:JiebaRougeEvaluator",
+    "MATHVerifyEvaluator": "promptweave.evaluate.evaluators:MATHVerifyEvaluator",
+    "CascadeEvaluator": "promptweave.evaluate.judge:CascadeEvaluator",
+    "LMEvaluator": "promptweave.evaluate.judge_lm:LMEvaluator",  # subjective / judge-model evaluation
+    "CharmMemoryEvaluator": "promptweave.evaluate.judge_lm:CharmMemoryEvaluator",  # LMEvaluator-shaped rule (CHARM memory)
+    "MBPPPassKEvaluator": "promptweave.evaluate.code_exec:MBPPPassKEvaluator",
+    "EMEvaluator": "promptweave.evaluate.evaluators:EMEvaluator",
+    "BleuEvaluator": "promptweave.evaluate.evaluators:BleuEvaluator",
+    "MRCREvaluator": "promptweave.evaluate.evaluators:MRCREvaluator",
+    "LCPassKEvaluator": "promptweave.evaluate.code_exec:LCPassKEvaluator",
+    "LCEvaluator": "promptweave.evaluate.code_exec:LCEvaluator",
+    "AveragePPLEvaluator": "promptweave.evaluate.evaluators:AveragePPLEvaluator",
+    "CircularEvaluator": "promptweave.evaluate.evaluators:CircularEvaluator",
+    "PPLAccEvaluator": "promptweave.evaluate.evaluators:PPLAccEvaluator",
     # the corpus-loss forms' scores (evaluate/corpus_loss.py)
-    "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
-    "BPCEvaluator": BPCEvaluator,
+    "AverageInferencePPLEvaluator": "promptweave.evaluate.corpus_loss:AverageInferencePPLEvaluator",
+    "BPCEvaluator": "promptweave.evaluate.corpus_loss:BPCEvaluator",
     # promptweave's own short names
-    "accuracy": ev.AccEvaluator,
-    "ppl_accuracy": ev.PPLAccEvaluator,
-    "exact_match": ev.EMEvaluator,
+    "accuracy": "promptweave.evaluate.evaluators:AccEvaluator",
+    "ppl_accuracy": "promptweave.evaluate.evaluators:PPLAccEvaluator",
+    "exact_match": "promptweave.evaluate.evaluators:EMEvaluator",
 }
 
 # every name above, then the benchmark suites' own (BFCL, CIBench, LawBench, ...: compat/suites.py), looked up on

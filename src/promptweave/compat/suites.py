@@ -110,8 +110,9 @@ def resolve(path: str) -> Any:
 class Registry(MutableMapping):
     """A compat registry: its own names (the generic engine's) and, behind them, the suites' names for ``table``.
 
-    Reads a suite only when a name is not among its own (or when the whole registry is listed), so building an
-    ordinary evaluator imports no suite.
+    Its own entries may be ``"package.module:name"`` paths, imported on first use, so the registry imports nothing
+    of the engine (compat sits below it). Reads a suite only when a name is not among its own (or when the whole
+    registry is listed), so building an ordinary evaluator imports no suite.
     """
 
     def __init__(self, own: dict[str, Any], table: str) -> None:
@@ -120,18 +121,23 @@ class Registry(MutableMapping):
         self.own = own
         self.table = table
 
+    def _own(self, name: str) -> Any:
+        value = self.own[name]
+        if isinstance(value, str):
+            value = self.own[name] = resolve(value)
+        return value
+
     def __getitem__(self, name: str) -> Any:
-        try:
-            return self.own[name]
-        except KeyError:
-            return suite_table(self.table)[name]
+        if name in self.own:
+            return self._own(name)
+        return suite_table(self.table)[name]
 
     def __contains__(self, name: object) -> bool:
         return name in self.own or name in suite_table(self.table)
 
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.own:
-            return self.own[name]
+            return self._own(name)
         return suite_table(self.table).get(name, default)
 
     def __iter__(self) -> Iterator[str]:

@@ -136,13 +136,3 @@ def sycophancy(ctx: LoadContext, path: str) -> Splits:
 def persona(ctx: LoadContext, path: str) -> Splits:
     """``answer_matching_behavior`` " Yes" -> A, anything else -> B."""
     return _anthropic(ctx, path, lambda a: "A" if a == " Yes" else "B")
-
-
-CLASSES = {
-    **{name: adv_glue for name in _ADV_SUBSETS},
-    "AXDatasetV2": ax_v2,
-    "AiRiskDataset": airisk,
-    "PersonaDataset": persona,
-    "SycophancyDataset": sycophancy,
-}
-"""The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""

@@ -58,10 +58,3 @@ def csv_rows(f: Path) -> list[tuple[str, list[str]]]:
         except csv.Error as exc:
             raise DataError(f"malformed CSV: {exc}", file=str(f), field=f"line {start}") from None
         out.append((f"line {start}", rec))
-
-
-CLASSES = {
-    "CBDatasetV2": cb_v2,
-    "WiCDatasetV2": wic_v2,
-}
-"""The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""

@@ -42,10 +42,3 @@ def livestembench(ctx: LoadContext, path: str, num_examples: int | None = None, 
     picked = picked * int(n_repeats)
     one = table(picked, f)
     return {"train": one, "test": Split(list(one.rows), one.file, list(one.where))}
-
-
-CLASSES = {
-    "CMOFibDataset": cmo_fib,
-    "LiveStemBenchDataset": livestembench,
-}
-"""The reference's loader class names this module reads (compat/loaders.py registers them in one line)."""
