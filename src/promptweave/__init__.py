@@ -12,7 +12,8 @@ Typical use::
     builder = PromptBuilder(open_dataset(cfg, 0), open_model(cfg, 0))
     print(builder.build(0).rendered)
 """
-from promptweave.config import Config, load_config, open_dataset, open_model
+from promptweave.config import Config, load_config
+from promptweave.engine.open import open_dataset, open_model
 from promptweave.data import DatasetSplits, check_loader, load_dataset
 from promptweave.data import locate as locate_data
 from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig

@@ -49,7 +49,8 @@ def view_cmd(
     from rich.console import Console
 
     from promptweave.cli.view_final import final_model, fitter_for
-    from promptweave.config import load_config, open_dataset, open_model
+    from promptweave.config import load_config
+    from promptweave.engine.open import open_dataset, open_model
     from promptweave.engine import PromptBuilder
 
     console = Console(highlight=False, soft_wrap=True)

@@ -262,7 +262,7 @@ def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -
 
 
 def _aisbench_service(cfg: Any) -> bool:
-    from promptweave.models.aisbench_service import is_service_type
+    from promptweave.compat.service_types import is_service_type
 
     return is_service_type(type_name(cfg))
 

@@ -123,7 +123,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
           load_data: bool, opened: dict[int, Any], rows: range | None = None) -> list[Task]:
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes
-    from promptweave.config import open_dataset, open_model
+    from promptweave.engine.open import open_dataset, open_model
     from promptweave.forms.base import DatasetPlan
     from promptweave.forms.registry import form_for
 
