@@ -6,7 +6,7 @@ import json
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.infinitebench import codedebug
+from promptweave.suites.infinitebench import codedebug
 from promptweave.errors import LoaderError
 
 CTX = LoadContext("InfiniteBenchcodedebugDataset")

@@ -30,7 +30,6 @@ _NATIVE: dict[str, str] = {
     # question answering
     "CharmDataset": "promptweave.data.loaders.qa:charm",
     "BBEHDataset": "promptweave.data.loaders.qa:bbeh",
-    "ReCoRDDataset": "promptweave.data.loaders.qa:record",
     # plain rows and relabelled classifiers
     "CustomDataset": "promptweave.data.loaders.generic:custom",
     "JsonlDataset": "promptweave.data.loaders.generic:jsonl_rows",
@@ -42,7 +41,6 @@ _NATIVE: dict[str, str] = {
     "HFDataset": "promptweave.data.loaders.hub:hf_dataset",
     "HLEDataset": "promptweave.data.loaders.hub:hle",
     "IWSLT2017Dataset": "promptweave.data.loaders.hub:iwslt2017",
-    "WiCDataset": "promptweave.data.loaders.hub:wic",
     "SimpleQADataset": "promptweave.data.loaders.hub:simpleqa",
     "OlymMATHDataset": "promptweave.data.loaders.hub:olymmath",
     "SmolInstructDataset": "promptweave.data.loaders.hub:smolinstruct",
@@ -59,27 +57,14 @@ _NATIVE: dict[str, str] = {
     "SubjectiveCmpDataset": "promptweave.data.loaders.subjective:subjective_cmp",
     # summarisation and exam papers
     # long context
-    "InfiniteBenchcodedebugDataset": "promptweave.data.loaders.infinitebench:codedebug",
     # corpora of the corpus-loss forms, and MBPP+ (data/loaders/corpus.py)
     "InferencePPLDataset": "promptweave.data.loaders.corpus:inference_ppl",
     "LLMCompressionDataset": "promptweave.data.loaders.corpus:llm_compression",
     # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
-    "AdvSst2Dataset": "promptweave.data.loaders.classify:adv_glue",
-    "AdvQqpDataset": "promptweave.data.loaders.classify:adv_glue",
-    "AdvMnliDataset": "promptweave.data.loaders.classify:adv_glue",
-    "AdvMnliMMDataset": "promptweave.data.loaders.classify:adv_glue",
-    "AdvQnliDataset": "promptweave.data.loaders.classify:adv_glue",
-    "AdvRteDataset": "promptweave.data.loaders.classify:adv_glue",
-    "AXDatasetV2": "promptweave.data.loaders.classify:ax_v2",
-    "AiRiskDataset": "promptweave.data.loaders.classify:airisk",
-    "PersonaDataset": "promptweave.data.loaders.classify:persona",
-    "SycophancyDataset": "promptweave.data.loaders.classify:sycophancy",
     # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)
     "CMOFibDataset": "promptweave.data.loaders.reshaped_qa:cmo_fib",
     "LiveStemBenchDataset": "promptweave.data.loaders.reshaped_qa:livestembench",
     # sets read as stored, columns renamed (Xiezhi, CSL v2, CrowS-Pairs, Jigsaw, FLORES, HumanEval-X)
-    "CBDatasetV2": "promptweave.data.loaders.plain_sets:cb_v2",
-    "WiCDatasetV2": "promptweave.data.loaders.plain_sets:wic_v2",
 }
 
 # every name above, then the benchmark suites' own (compat/suites.py), looked up on first use of a name not above

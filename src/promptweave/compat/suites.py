@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.advglue",  # AdvGLUE: loader
+    "promptweave.suites.anthropic_evals",  # Anthropic's model-written evals (AI risk, persona, sycophancy): loaders
     "promptweave.suites.natural_questions",  # Natural Questions, NQ-Open: loaders and the open-answer evaluator
     "promptweave.suites.chemexam",  # ChemExam: loader and judge-output postprocessor
     "promptweave.suites.omnimath",  # Omni-MATH: loader
@@ -27,7 +29,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.xiezhi",  # Xiezhi: loader and XiezhiRetriever
     "promptweave.suites.qasper",  # QASPER: loader
     "promptweave.suites.clue",  # CLUE / FewCLUE (AFQMC, TNEWS, CLUEWSC, CHID, CSL, EPRSTMT, CMNLI, C3, CMRC, DRCD)
-    "promptweave.suites.superglue",  # SuperGLUE (BoolQ, COPA, MultiRC, WSC): loaders
+    "promptweave.suites.superglue",  # SuperGLUE (BoolQ, CB, COPA, MultiRC, ReCoRD, WiC, WSC, AX): loaders
     "promptweave.suites.anli",  # ANLI: loader
     "promptweave.suites.summedits",  # SummEdits: loader
     "promptweave.suites.crowspairs",  # CrowS-Pairs (and its Chinese version): loaders

@@ -1,4 +1,4 @@
-"""SuperGLUE (BoolQ, COPA, MultiRC, WSC): their loaders."""
+"""SuperGLUE (BoolQ, CB, COPA, MultiRC, ReCoRD, WiC, WSC and the AX diagnostics): their loaders."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -29,7 +29,6 @@ def wsc_v2(ctx: LoadContext, path: str) -> Splits:
         items.append((loc, {"span1": t["span1_text"], "span2": t["span2_text"], "text": line["text"],
                             "label": {"true": "A", "false": "B"}[line["label"]]}))
     return rows(items, f)
-
 
 
 def _wsc_target(ctx: LoadContext, row: Mapping[str, Any], loc: str) -> Mapping[str, Any]:
@@ -86,11 +85,9 @@ def wsc_v3(ctx: LoadContext, path: str) -> Splits:
     return table(items, f)
 
 
-
 def boolq_v2(ctx: LoadContext, path: str) -> Splits:
     """JSONL with ``label`` 'true'/'false', mapped to A/B."""
     return relabel(ctx, ctx.find(path), {"true": "A", "false": "B"})
-
 
 
 def boolq(ctx: LoadContext, **kwargs: Any) -> Splits:
@@ -98,11 +95,9 @@ def boolq(ctx: LoadContext, **kwargs: Any) -> Splits:
     return map_rows(hf_dataset(ctx, **kwargs), binary_answer)
 
 
-
 def copa_v2(ctx: LoadContext, path: str) -> Splits:
     """COPA JSONL, every field kept: ``label`` 0 / 1 -> A / B."""
     return relabelled(ctx, path, {0: "A", 1: "B"})
-
 
 
 def multirc(ctx: LoadContext, path: str) -> Splits:
@@ -119,7 +114,52 @@ def multirc(ctx: LoadContext, path: str) -> Splits:
     return rows(items, f)
 
 
+def ax_v2(ctx: LoadContext, path: str) -> Splits:
+    """SuperGLUE AX-b / AX-g JSONL: ``label`` entailment / not_entailment -> A / B."""
+    f = ctx.find(path)
+    items = []
+    for loc, r in json_records(ctx, f):
+        need(ctx, r, ("label",), file=f, where=loc)
+        r["label"] = mapped(ctx, f, "label", {"entailment": "A", "not_entailment": "B"}, loc, r["label"])
+        items.append((loc, r))
+    return table(items, f)
+
+
+def cb_v2(ctx: LoadContext, path: str) -> Splits:
+    """CB JSONL, every field kept: ``label`` contradiction / entailment / neutral -> A / B / C."""
+    return relabelled(ctx, path, {"contradiction": "A", "entailment": "B", "neutral": "C"})
+
+
+def wic_v2(ctx: LoadContext, path: str) -> Splits:
+    """WiC JSONL, every field kept: ``label`` 'true' / 'false' -> A / B."""
+    return relabelled(ctx, path, {"true": "A", "false": "B"})
+
+
+def wic(ctx: LoadContext, **kwargs: Any) -> Splits:
+    """WiC through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
+    return map_rows(hf_dataset(ctx, **kwargs), binary_answer)
+
+
+def record(ctx: LoadContext, path: str) -> Splits:
+    """ReCoRD JSONL (a local path): ``@highlight`` markers removed from the passage, ``@placeholder`` in the query
+    written as ``____``, the answer texts listed."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, sample in jsonl(f, errors="ignore"):
+        need(ctx, sample, ("passage", "qas"), file=f, where=loc)
+        text = sample["passage"]["text"].replace("@highlight", "")
+        for qa in sample["qas"]:
+            items.append((loc, {"text": text, "question": qa["query"].replace("@placeholder", "____"),
+                                "answers": [a["text"] for a in qa["answers"]]}))
+    return rows(items, f)
+
+
 LOADERS = {
+    "ReCoRDDataset": record,
+    "WiCDataset": wic,
+    "AXDatasetV2": ax_v2,
+    "CBDatasetV2": cb_v2,
+    "WiCDatasetV2": wic_v2,
     "WSCDatasetV2": wsc_v2,
     "MultiRCDataset": multirc,
     "BoolQDatasetV2": boolq_v2,

@@ -1,5 +1,5 @@
-"""Multiple-choice benchmarks: per-subject CSV folders (MMLU, CMMLU, C-Eval, GPQA) and JSONL question files
-(ARC, RACE, CommonsenseQA, SIQA, HellaSwag, AGIEval, MathBench, MMLU-Pro)."""
+"""Multiple-choice layouts: JSONL question files (ARC, RACE, MathBench, WikiBench, OpenBookQA, ChemBench, Earth
+Silver) and the helpers the multiple-choice suites share (MMLU, C-Eval, GPQA, PIQA, SIQA ... are in ``suites/``)."""
 from __future__ import annotations
 
 import copy

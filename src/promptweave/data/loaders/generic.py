@@ -1,5 +1,5 @@
-"""Plain row files: CustomDataset / JsonlDataset and the JSONL classifiers that only relabel a column
-(BoolQ, CMNLI, IFEval)."""
+"""Plain row files: CustomDataset / JsonlDataset, MGSM, StrategyQA, plain JSONL, and the relabelling helper the
+classification suites share (BoolQ, CMNLI, IFEval, LAMBADA are in ``suites/``)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -188,11 +188,6 @@ def binary_answer(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def wic(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """WiC through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
-    return map_rows(hf_dataset(ctx, **kwargs), binary_answer)
-
-
 def simpleqa(ctx: LoadContext, path: str, num_examples: int | None = None, n_repeats: int = 1,
              **_: Any) -> Splits:
     """One CSV (types inferred as pandas does), optionally ``num_examples`` sampled with seed 0, repeated

@@ -1,5 +1,5 @@
-"""Maths word problems and competition maths: GSM8K's split files, MATH's JSON object, AIME JSONL,
-TheoremQA's CSV, OlympiadBench's per-subset JSON."""
+"""Maths word problems and competition maths: MATH's JSON object, AIME JSONL, TheoremQA's CSV, OlympiadBench's
+per-subset JSON (GSM8K is in ``suites/gsm8k.py``)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,11 +1,12 @@
-"""AISBench's image-question sets stored as VLMEvalKit TSV files (DocVQA, InfoVQA, MMStar) and RealWorldQA's
+"""AISBench's image-question sets stored as VLMEvalKit TSV files (InfoVQA here; DocVQA and MMStar in their suites)
+and RealWorldQA's
 Parquet shards: rows with a ``content`` column of ``<AIS_..._START>`` segments, built as the reference builds them.
 
 TSV layout: a header row with ``index``, ``question``, ``answer``, ``image`` (base64; a value of at most 64
 characters names another row's ``index`` whose image it shares; ``[...]`` is a list of images), optionally
 ``image_path`` (file names for the images) and, for MMStar, ``hint``, ``category``, ``l2-category``, ``split`` and
 option columns ``A``.. ``Z``. Rows with an empty ``image`` are skipped. Each image is written once into
-``<Name>rows_with_images/`` beside the TSV (``<index>.jpg``; ``<index>_<k>.png`` for a list; or the ``image_path`` names) and
+``<Name>_images/`` beside the TSV (``<index>.jpg``; ``<index>_<k>.png`` for a list; or the ``image_path`` names) and
 the content names that file, as the reference does. The reference re-encodes the image through PIL when it writes
 it; promptweave writes the decoded bytes as they are (PIL is not a dependency), so the file named in the prompt
 holds the same picture in its original encoding. Cells are kept as text (the reference's pandas may read an all-

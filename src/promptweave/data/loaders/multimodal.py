@@ -1,5 +1,5 @@
-"""AISBench multimodal sets whose rows carry a ``content`` column of ``<AIS_..._START>`` segments: TextVQA
-(questions JSONL + ``<stem>_annotations.json``) and the MM custom JSONL (``type`` + ``path`` list + question)."""
+"""AISBench multimodal sets whose rows carry a ``content`` column of ``<AIS_..._START>`` segments: the MM custom
+JSONL (``type`` + ``path`` list + question) and the media encoding TextVQA's loader (``suites/textvqa.py``) shares."""
 from __future__ import annotations
 
 import base64

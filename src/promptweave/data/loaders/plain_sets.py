@@ -1,9 +1,9 @@
-"""Sets whose reference loader only reads files and renames or relabels columns: Xiezhi, FewCLUE CSL, EPRSTMT,
-CHID and CLUEWSC (v2), SuperGLUE CB, COPA and WiC (v2), CrowS-Pairs (English, PPL), Jigsaw multilingual toxicity, FLORES (first 100) and
-HumanEval-X.
+"""Sets whose reference loader only reads files and renames or relabels columns: SuperGLUE CB and WiC (v2), and the
+helpers the suites of such sets share (Xiezhi, FewCLUE, COPA, CrowS-Pairs, Jigsaw, FLORES, HumanEval-X are in
+``suites/``).
 
 Each function returns the rows, in the columns and order, that OpenCompass 0.5.4's class of the same name builds
-from the same files; the names are registered in one line in compat/loaders.py (:data:`CLASSES`).
+from the same files.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need
+from promptweave.data.loaders.base import LoadContext, jsonl, need
 from promptweave.data.loaders.classify import table
 from promptweave.data.sources import Split, read_text
 from promptweave.errors import DataError
@@ -32,16 +32,6 @@ def relabelled(ctx: LoadContext, path: str, mapping: dict[Any, str], keep: tuple
         r["label"] = mapping[value]
         items.append((loc, {k: r[k] for k in keep} | {"label": r["label"]} if keep else r))
     return table(items, f)
-
-
-def cb_v2(ctx: LoadContext, path: str) -> Splits:
-    """CB JSONL, every field kept: ``label`` contradiction / entailment / neutral -> A / B / C."""
-    return relabelled(ctx, path, {"contradiction": "A", "entailment": "B", "neutral": "C"})
-
-
-def wic_v2(ctx: LoadContext, path: str) -> Splits:
-    """WiC JSONL, every field kept: ``label`` 'true' / 'false' -> A / B."""
-    return relabelled(ctx, path, {"true": "A", "false": "B"})
 
 
 def csv_rows(f: Path) -> list[tuple[str, list[str]]]:

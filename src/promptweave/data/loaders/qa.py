@@ -1,5 +1,5 @@
-"""Question answering: BBH / CHARM task JSON, SQuAD-style reading comprehension (CMRC, DRCD), DROP,
-and open-domain QA (Natural Questions, TriviaQA) in their TSV and JSONL forms."""
+"""Question answering: CHARM and BBEH task JSON, ReCoRD, and the task-JSON / TSV / JSONL readers the QA suites share
+(BBH, TriviaQA, Natural Questions, DROP, MultiRC, CMRC / DRCD are in ``suites/``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -67,17 +67,3 @@ def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) ->
 def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
     """BIG-Bench Extra Hard: ``<path>/<name>/task.json`` holding ``{"examples": [...]}``."""
     return examples(ctx, ctx.member(ctx.find(path), name, "task.json"))
-
-
-def record(ctx: LoadContext, path: str) -> Splits:
-    """ReCoRD JSONL (a local path): ``@highlight`` markers removed from the passage, ``@placeholder`` in the query
-    written as ``____``, the answer texts listed."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, sample in jsonl(f, errors="ignore"):
-        need(ctx, sample, ("passage", "qas"), file=f, where=loc)
-        text = sample["passage"]["text"].replace("@highlight", "")
-        for qa in sample["qas"]:
-            items.append((loc, {"text": text, "question": qa["query"].replace("@placeholder", "____"),
-                                "answers": [a["text"] for a in qa["answers"]]}))
-    return rows(items, f)
