@@ -14,6 +14,9 @@ from promptweave.suites import bbh
 from promptweave.suites import lcsts
 from promptweave.suites import infinitebench
 from promptweave.suites import humaneval
+from promptweave.suites import mathbench
+from promptweave.suites import theoremqa
+from promptweave.suites import mgsm
 
 
 @pytest.mark.parametrize("text,want", [
@@ -89,11 +92,11 @@ def test_code_and_text() -> None:
     assert pp.general_postprocess("The Eiffel Tower, in Paris.") == "Eiffel Tower"
     assert lcsts.lcsts_postprocess("1. 今天天气好。\n第二行") == "今天天气好"
     assert pp.first_line_lstrip_postprocess("\n\nfirst\nsecond") == "first"
-    assert pp.mathbench_postprocess("The answer is 1,234 or 5", "mathbench-college") == "1234"
-    assert pp.mathbench_postprocess("we get 3 then 4", "x") == "4"
-    assert pp.mgsm_postprocess("Antwort: 1.000 und 42.", "de") == "42"
-    assert pp.mgsm_postprocess("no prefix 3", "en") == ""
-    assert pp.theoremqa_postprocess("so the answer is 3.5.") == "3.5"
+    assert mathbench.mathbench_postprocess("The answer is 1,234 or 5", "mathbench-college") == "1234"
+    assert mathbench.mathbench_postprocess("we get 3 then 4", "x") == "4"
+    assert mgsm.mgsm_postprocess("Antwort: 1.000 und 42.", "de") == "42"
+    assert mgsm.mgsm_postprocess("no prefix 3", "en") == ""
+    assert theoremqa.theoremqa_postprocess("so the answer is 3.5.") == "3.5"
     assert pp.extract_non_reasoning_content("a<think>x</think> b") == "a b"
     assert pp.extract_non_reasoning_content("x</think> b") == "b"
 

@@ -14,15 +14,16 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "promptweave"
 # benchmark names as they appear in identifiers; a short one must be a whole word of the name, a long one may sit
 # inside it (``LongBenchF1Evaluator``, ``hellaswag_with_ice``)
 BENCHMARKS = (
-    "afqmc", "agieval", "aime", "anli", "babilong", "bbh", "bfcl", "bigcode", "boolq", "c3", "ceval", "chartqa",
-    "chemexam", "chid", "cibench", "climaqa", "cluewsc", "cmmlu", "cmnli", "cmrc", "commonsenseqa", "copa",
-    "crowspairs", "csl", "docvqa", "drcd", "drop", "eprstmt", "financeiq", "flores", "gaokao", "game24", "gpqa",
-    "gsm8k", "hellaswag", "humaneval", "ifeval", "infinitebench", "jigsaw", "korbench", "lambada", "lawbench",
-    "lcsts", "leval", "livecode", "livemath", "longbench", "lveval", "math500", "mbpp", "medbullets", "medmcqa",
-    "medqa", "mmlu", "mmmu", "mmstar", "mtbench", "multirc", "musr", "naturalquestion", "needlebench", "nejm",
-    "ocnli", "ocrbench", "omnimath", "openbookqa", "piqa", "pmmeval", "qasper", "ruler", "scicode", "siqa", "squad",
-    "storycloze", "summedits", "supergpqa", "textvqa", "tnews", "triviaqa", "tydiqa", "wikitext", "winogrande",
-    "wsc", "xcopa", "xiezhi", "xsum",
+    "advglue", "afqmc", "agieval", "aime", "airisk", "anli", "arc", "babilong", "bbeh", "bbh", "bfcl", "bigcode",
+    "boolq", "c3", "ceval", "chartqa", "chembench", "chemexam", "chid", "cibench", "climaqa", "cluewsc", "cmmlu",
+    "cmnli", "cmrc", "commonsenseqa", "copa", "crowspairs", "csl", "docvqa", "drcd", "drop", "eprstmt", "financeiq",
+    "flores", "game24", "gaokao", "gpqa", "gsm8k", "hellaswag", "humaneval", "ifeval", "infinitebench", "jigsaw",
+    "korbench", "lambada", "lawbench", "lcsts", "leval", "livecode", "livecodebench", "livemath", "longbench",
+    "lveval", "matbench", "math500", "mathbench", "mbpp", "medbullets", "medmcqa", "medqa", "mgsm", "mmlu", "mmmu",
+    "mmstar", "mtbench", "multirc", "musr", "naturalquestion", "needlebench", "nejm", "obqa", "ocnli", "ocrbench",
+    "olympiadbench", "omnimath", "openbookqa", "phybench", "piqa", "pmmeval", "qasper", "race", "ruler", "scicode",
+    "siqa", "squad", "storycloze", "strategyqa", "summedits", "supergpqa", "sycophancy", "textvqa", "theoremqa",
+    "tnews", "triviaqa", "tydiqa", "wikibench", "wikitext", "winogrande", "wsc", "xcopa", "xiezhi", "xsum",
 )
 # words that say what a definition is, not which benchmark it serves
 ROLE_WORDS = re.compile(r"evaluator|evaluate|postprocess(or)?|dataset|loader|retriever|wrapper")

@@ -10,31 +10,14 @@ from promptweave.compat.suites import Registry
 
 _NATIVE: dict[str, str] = {
     # multiple choice
-    "ARCDataset": "promptweave.data.loaders.choice:arc",
-    "RaceDataset": "promptweave.data.loaders.choice:race",
-    "MathBenchDataset": "promptweave.data.loaders.choice:mathbench",
-    "WikiBenchDataset": "promptweave.data.loaders.choice:wikibench",
-    "OBQADataset": "promptweave.data.loaders.choice:obqa",
-    "ChemBenchDataset": "promptweave.data.loaders.choice:chembench",
-    "Earth_Silver_MCQDataset": "promptweave.data.loaders.choice:earth_silver_mcq",
     # maths
     "MATHDataset": "promptweave.data.loaders.math_qa:math",
-    "Aime2024Dataset": "promptweave.data.loaders.math_qa:aime2024",
-    "TheoremQADataset": "promptweave.data.loaders.math_qa:theoremqa",
-    "OlympiadBenchDataset": "promptweave.data.loaders.math_qa:olympiadbench",
-    "TheoremQADatasetV3": "promptweave.data.loaders.math_qa:theoremqa_v3",
-    "MatbenchDataset": "promptweave.data.loaders.math_qa:matbench",
-    "PhyBenchDataset": "promptweave.data.loaders.math_qa:phybench",
     # code
-    "LCDataset": "promptweave.data.loaders.code:lc",
     # question answering
     "CharmDataset": "promptweave.data.loaders.qa:charm",
-    "BBEHDataset": "promptweave.data.loaders.qa:bbeh",
     # plain rows and relabelled classifiers
     "CustomDataset": "promptweave.data.loaders.generic:custom",
     "JsonlDataset": "promptweave.data.loaders.generic:jsonl_rows",
-    "MGSMSDataset": "promptweave.data.loaders.generic:mgsm",
-    "StrategyQADataset": "promptweave.data.loaders.generic:strategyqa",
     "Aime2025Dataset": "promptweave.data.loaders.generic:plain_jsonl",
     "Aime2026Dataset": "promptweave.data.loaders.generic:plain_jsonl",
     # datasets-library layouts

@@ -14,6 +14,22 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.arc",  # ARC: loader
+    "promptweave.suites.race",  # RACE: loader
+    "promptweave.suites.openbookqa",  # OpenBookQA: loader
+    "promptweave.suites.mathbench",  # MathBench: loader and answer postprocessor
+    "promptweave.suites.wikibench",  # WikiBench: loader
+    "promptweave.suites.chembench",  # ChemBench: loader
+    "promptweave.suites.earth_silver",  # Earth-Silver: loader
+    "promptweave.suites.theoremqa",  # TheoremQA: loaders and answer postprocessor
+    "promptweave.suites.olympiadbench",  # OlympiadBench: loader and its row-written prompt template
+    "promptweave.suites.aime",  # AIME 2024: loader
+    "promptweave.suites.matbench",  # MatBench: loader
+    "promptweave.suites.phybench",  # PHYBench: loader
+    "promptweave.suites.livecodebench",  # LiveCodeBench / LCBench: loader
+    "promptweave.suites.bbeh",  # BIG-Bench Extra Hard: loader
+    "promptweave.suites.mgsm",  # MGSM: loader and answer postprocessor
+    "promptweave.suites.strategyqa",  # StrategyQA: loader and yes/no postprocessors
     "promptweave.suites.advglue",  # AdvGLUE: loader
     "promptweave.suites.anthropic_evals",  # Anthropic's model-written evals (AI risk, persona, sycophancy): loaders
     "promptweave.suites.natural_questions",  # Natural Questions, NQ-Open: loaders and the open-answer evaluator

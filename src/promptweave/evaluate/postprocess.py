@@ -144,29 +144,8 @@ def last_number_postprocess(text: str) -> str:
     return s
 
 
-def mathbench_postprocess(text: str, name: str = "") -> str:
-    ans = text
-    lines = ans.split("答案是" if "_cn" in name else "The answer is")
-    split = len(lines) != 1
-    if split:
-        ans = lines[1].strip()
-    output = re.sub(r"(\d),(\d)", r"\1\2", ans)
-    numbers = re.findall(r"-?\d*\.?/?\d+|\d+", output)
-    if numbers:
-        return numbers[0] if split else numbers[-1]
-    return ans
-
-
 MGSM_ANSWER_PREFIX = {"en": "Answer", "bn": "উত্তর", "de": "Antwort", "es": "Respuesta", "fr": "Réponse",
                       "ja": "答え", "ru": "Ответ", "sw": "Jibu", "te": "సమాధానం", "th": "คำตอบ", "zh": "答案"}
-
-
-def mgsm_postprocess(text: str, lang: str = "en") -> str:
-    prefix = MGSM_ANSWER_PREFIX[lang]
-    if prefix not in text:
-        return ""
-    numbers = re.findall(r"\d+\.?\d*", text.split(prefix)[-1].strip().replace(",", ""))
-    return numbers[-1].rstrip(".") if numbers else ""
 
 
 # -- maths ------------------------------------------------------------------------------------------------------
@@ -188,14 +167,6 @@ def math_postprocess_v2(text: str) -> str:
         if re.search("final answer|answer is", piece.lower()):
             return normalize_final_answer(piece)
     return normalize_final_answer(text.split(".")[0])
-
-
-def theoremqa_postprocess(text: str) -> str:
-    text = text.strip()
-    matches = re.findall(r"answer is ([^\s]+)", text)
-    if not matches:
-        return text
-    return matches[0].strip().strip(".,?!\"';:")
 
 
 # -- config patterns --------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from promptweave.data.loaders.base import (
     LoadContext,
     Splits,
     csv_records,
-    json_file,
     jsonl,
     need,
     rows,
@@ -76,26 +75,3 @@ def plain_jsonl(ctx: LoadContext, path: str, **_: object) -> Splits:
     """One JSONL file, rows as stored (AISBench's AIME 2025/2026 loaders)."""
     f = ctx.find(path)
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
-
-
-def mgsm(ctx: LoadContext, path: str) -> Splits:
-    """A TSV-like text file of ``question<TAB>answer`` lines."""
-    from promptweave.data.sources import text_lines
-
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for i, line in enumerate(text_lines(f), 1):
-        parts = line.strip().split("\t")
-        if len(parts) != 2:
-            raise ctx.fail("expected question TAB answer", file=f, where=f"line {i}", value=len(parts))
-        items.append((f"line {i}", {"question": parts[0], "answer": parts[1]}))
-    return rows(items, f)
-
-
-def strategyqa(ctx: LoadContext, path: str) -> Splits:
-    """StrategyQA: one JSON file holding a list of rows, kept as stored (its ``answer`` a JSON bool)."""
-    f = ctx.find(path)
-    data = json_file(f)
-    if not isinstance(data, list):
-        raise ctx.fail("StrategyQA data must be a JSON list of rows", file=f, value=type(data).__name__)
-    return rows(((f"[{i}]", dict(need(ctx, r, (), file=f, where=f"[{i}]"))) for i, r in enumerate(data)), f)

@@ -62,8 +62,3 @@ def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) ->
             items.append((loc, row))
         out[split] = rows(items, f)
     return out
-
-
-def bbeh(ctx: LoadContext, path: str, name: str) -> Splits:
-    """BIG-Bench Extra Hard: ``<path>/<name>/task.json`` holding ``{"examples": [...]}``."""
-    return examples(ctx, ctx.member(ctx.find(path), name, "task.json"))

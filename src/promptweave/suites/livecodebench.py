@@ -1,4 +1,4 @@
-"""Code generation layouts: LCBench's JSONL (HumanEval's and MBPP's loaders are in their suites)."""
+"""LiveCodeBench / LCBench: its loader (the scoring runs in the code sandbox, evaluate/code_exec.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -28,3 +28,8 @@ def lc(ctx: LoadContext, path: str, num_repeats: int = 1, difficulty: str = "ALL
     train = [(loc, r) for loc, r in train if keep(r)]
     test = [(loc, r) for loc, r in test if keep(r)] * int(num_repeats)
     return {"train": rows(train, f), "test": rows(test, f)}
+
+
+LOADERS = {
+    "LCDataset": lc,
+}
