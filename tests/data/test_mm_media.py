@@ -7,7 +7,8 @@ import os
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.mm_media import videomme, vocalsound
+from promptweave.suites.videomme import videomme
+from promptweave.suites.vocalsound import vocalsound
 from promptweave.errors import LoaderError
 from promptweave.prompt.multimodal import split_content
 

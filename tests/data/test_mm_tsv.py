@@ -8,7 +8,8 @@ import json
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.mm_tsv import infovqa, realworldqa
+from promptweave.suites.realworldqa import realworldqa
+from promptweave.suites.infovqa import infovqa
 from promptweave.suites.mmstar import mmstar
 from promptweave.suites.docvqa import docvqa
 from promptweave.errors import DataError

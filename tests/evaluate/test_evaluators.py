@@ -15,6 +15,7 @@ from promptweave.suites import bbh
 from promptweave.suites import triviaqa
 from promptweave.suites import drop
 from promptweave.suites import natural_questions
+from promptweave.suites import mrcr
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -173,7 +174,7 @@ def test_agieval_and_mrcr() -> None:
     assert parse_math_answer("we get 4 and then 5.5 apples") == "5.5"
     s = AGIEvalEvaluator().score(["thus $\\frac12$", "the answer is 7"], ["\\frac{1}{2}", "8"])
     assert s.correct == [True, False] and s.metrics == {"score": 50.0}
-    m = ev.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
+    m = mrcr.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
                                                        '{"answer": "ab: x", "prefix": "ab:"}'])
     assert m.metrics["score"] == 50.0 and m.correct == [True, False]
 

@@ -17,6 +17,7 @@ from promptweave.suites import humaneval
 from promptweave.suites import mathbench
 from promptweave.suites import theoremqa
 from promptweave.suites import mgsm
+from promptweave.suites import teval
 
 
 @pytest.mark.parametrize("text,want", [
@@ -144,8 +145,8 @@ def test_answer_extraction_never_raises(text: str) -> None:
 
 
 def test_teval() -> None:
-    assert pp.teval_postprocess('```json\n{{"a": 1}}\n```<|im_end|>junk') == '{"a": 1}'
-    assert pp.teval_postprocess(None) == "None"
+    assert teval.teval_postprocess('```json\n{{"a": 1}}\n```<|im_end|>junk') == '{"a": 1}'
+    assert teval.teval_postprocess(None) == "None"
 
 
 def test_material_tag() -> None:

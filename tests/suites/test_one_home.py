@@ -15,15 +15,17 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "promptweave"
 # inside it (``LongBenchF1Evaluator``, ``hellaswag_with_ice``)
 BENCHMARKS = (
     "advglue", "afqmc", "agieval", "aime", "airisk", "anli", "arc", "babilong", "bbeh", "bbh", "bfcl", "bigcode",
-    "boolq", "c3", "ceval", "chartqa", "chembench", "chemexam", "chid", "cibench", "climaqa", "cluewsc", "cmmlu",
-    "cmnli", "cmrc", "commonsenseqa", "copa", "crowspairs", "csl", "docvqa", "drcd", "drop", "eprstmt", "financeiq",
-    "flores", "game24", "gaokao", "gpqa", "gsm8k", "hellaswag", "humaneval", "ifeval", "infinitebench", "jigsaw",
-    "korbench", "lambada", "lawbench", "lcsts", "leval", "livecode", "livecodebench", "livemath", "longbench",
-    "lveval", "matbench", "math500", "mathbench", "mbpp", "medbullets", "medmcqa", "medqa", "mgsm", "mmlu", "mmmu",
-    "mmstar", "mtbench", "multirc", "musr", "naturalquestion", "needlebench", "nejm", "obqa", "ocnli", "ocrbench",
-    "olympiadbench", "omnimath", "openbookqa", "phybench", "piqa", "pmmeval", "qasper", "race", "ruler", "scicode",
-    "siqa", "squad", "storycloze", "strategyqa", "summedits", "supergpqa", "sycophancy", "textvqa", "theoremqa",
-    "tnews", "triviaqa", "tydiqa", "wikibench", "wikitext", "winogrande", "wsc", "xcopa", "xiezhi", "xsum",
+    "boolq", "c3", "ceval", "charm", "chartqa", "chembench", "chemexam", "chid", "cibench", "climaqa", "cluewsc",
+    "cmmlu", "cmnli", "cmrc", "commonsenseqa", "copa", "crowspairs", "csl", "docvqa", "drcd", "drop", "eprstmt",
+    "financeiq", "flores", "fofo", "game24", "gaokao", "gpqa", "gsm8k", "hellaswag", "hle", "humaneval", "ifeval",
+    "infinitebench", "infovqa", "iwslt", "jigsaw", "korbench", "lambada", "lawbench", "lcsts", "leval", "livecode",
+    "livecodebench", "livemath", "livestembench", "longbench", "lveval", "matbench", "math500", "mathbench", "mbpp",
+    "medbullets", "medmcqa", "medqa", "mgsm", "mmlu", "mmmu", "mmstar", "mrcr", "mtbench", "multirc", "musr",
+    "naturalquestion", "needlebench", "nejm", "obqa", "ocnli", "ocrbench", "olymmath", "olympiadbench", "omnimath",
+    "openbookqa", "phybench", "piqa", "pmmeval", "qasper", "race", "realworldqa", "ruler", "scicode", "simpleqa",
+    "siqa", "smolinstruct", "squad", "storycloze", "strategyqa", "summedits", "supergpqa", "sycophancy", "teval",
+    "textvqa", "theoremqa", "tnews", "triviaqa", "tydiqa", "videomme", "vocalsound", "wikibench", "wikitext",
+    "winogrande", "wsc", "xcopa", "xiezhi", "xsum",
 )
 # words that say what a definition is, not which benchmark it serves
 ROLE_WORDS = re.compile(r"evaluator|evaluate|postprocess(or)?|dataset|loader|retriever|wrapper")

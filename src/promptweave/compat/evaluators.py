@@ -24,11 +24,9 @@ _GENERIC: dict[str, str] = {
     "MATHVerifyEvaluator": "promptweave.evaluate.evaluators:MATHVerifyEvaluator",
     "CascadeEvaluator": "promptweave.evaluate.judge:CascadeEvaluator",
     "LMEvaluator": "promptweave.evaluate.judge_lm:LMEvaluator",  # subjective / judge-model evaluation
-    "CharmMemoryEvaluator": "promptweave.evaluate.judge_lm:CharmMemoryEvaluator",  # LMEvaluator-shaped rule (CHARM memory)
     "MBPPPassKEvaluator": "promptweave.evaluate.code_exec:MBPPPassKEvaluator",
     "EMEvaluator": "promptweave.evaluate.evaluators:EMEvaluator",
     "BleuEvaluator": "promptweave.evaluate.evaluators:BleuEvaluator",
-    "MRCREvaluator": "promptweave.evaluate.evaluators:MRCREvaluator",
     "LCPassKEvaluator": "promptweave.evaluate.code_exec:LCPassKEvaluator",
     "LCEvaluator": "promptweave.evaluate.code_exec:LCEvaluator",
     "AveragePPLEvaluator": "promptweave.evaluate.evaluators:AveragePPLEvaluator",

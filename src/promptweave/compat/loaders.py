@@ -14,7 +14,6 @@ _NATIVE: dict[str, str] = {
     "MATHDataset": "promptweave.data.loaders.math_qa:math",
     # code
     # question answering
-    "CharmDataset": "promptweave.data.loaders.qa:charm",
     # plain rows and relabelled classifiers
     "CustomDataset": "promptweave.data.loaders.generic:custom",
     "JsonlDataset": "promptweave.data.loaders.generic:jsonl_rows",
@@ -22,21 +21,10 @@ _NATIVE: dict[str, str] = {
     "Aime2026Dataset": "promptweave.data.loaders.generic:plain_jsonl",
     # datasets-library layouts
     "HFDataset": "promptweave.data.loaders.hub:hf_dataset",
-    "HLEDataset": "promptweave.data.loaders.hub:hle",
-    "IWSLT2017Dataset": "promptweave.data.loaders.hub:iwslt2017",
-    "SimpleQADataset": "promptweave.data.loaders.hub:simpleqa",
-    "OlymMATHDataset": "promptweave.data.loaders.hub:olymmath",
-    "SmolInstructDataset": "promptweave.data.loaders.hub:smolinstruct",
-    "MRCRDataset": "promptweave.data.loaders.hub:mrcr",
     # AISBench multimodal (rows with a content column)
     "MMCustomDataset": "promptweave.data.loaders.multimodal:mm_custom",
-    "InfoVQADataset": "promptweave.data.loaders.mm_tsv:infovqa",
-    "RealworldQADataset": "promptweave.data.loaders.mm_tsv:realworldqa",
-    "VocalSoundDataset": "promptweave.data.loaders.mm_media:vocalsound",
-    "VideoMMEDataset": "promptweave.data.loaders.mm_media:videomme",
     # function calling (AISBench BFCL v3, single-turn categories)
     # open-ended sets judged by an LLM
-    "FofoDataset": "promptweave.data.loaders.subjective:fofo",
     "SubjectiveCmpDataset": "promptweave.data.loaders.subjective:subjective_cmp",
     # summarisation and exam papers
     # long context
@@ -45,8 +33,6 @@ _NATIVE: dict[str, str] = {
     "LLMCompressionDataset": "promptweave.data.loaders.corpus:llm_compression",
     # short-form classifiers and multiple choice that relabel a gold column (AdvGLUE, ANLI, TNEWS, WSC, ...)
     # question sets reshaped once per record (CMO, ChemExam, LiveStemBench, QASPER, MMLU-CF)
-    "CMOFibDataset": "promptweave.data.loaders.reshaped_qa:cmo_fib",
-    "LiveStemBenchDataset": "promptweave.data.loaders.reshaped_qa:livestembench",
     # sets read as stored, columns renamed (Xiezhi, CSL v2, CrowS-Pairs, Jigsaw, FLORES, HumanEval-X)
 }
 

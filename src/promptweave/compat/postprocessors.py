@@ -19,7 +19,6 @@ _GENERIC: dict[str, str] = {
     "first_capital_postprocess_multi": "promptweave.evaluate.postprocess:first_capital_postprocess_multi",
     "material_postprocessor": "promptweave.evaluate.postprocess:material_postprocessor",
     "xml_tag_postprocessor": "promptweave.evaluate.postprocess:xml_tag_postprocessor",
-    "teval_postprocess": "promptweave.evaluate.postprocess:teval_postprocess",
     "general_postprocess": "promptweave.evaluate.postprocess:general_postprocess",
     "last_capital_postprocess": "promptweave.evaluate.postprocess:last_capital_postprocess",
     "lsht_postprocess": "promptweave.evaluate.postprocess:first_line_lstrip_postprocess",

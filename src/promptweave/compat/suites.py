@@ -14,6 +14,21 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
+    "promptweave.suites.hle",  # Humanity's Last Exam: loader
+    "promptweave.suites.iwslt2017",  # IWSLT 2017: loader
+    "promptweave.suites.simpleqa",  # SimpleQA: loader, judge postprocessor (LiveReasonBench's too)
+    "promptweave.suites.olymmath",  # OlymMATH: loader
+    "promptweave.suites.smolinstruct",  # SMolInstruct: loader
+    "promptweave.suites.mrcr",  # MRCR: loader and evaluator
+    "promptweave.suites.infovqa",  # InfoVQA: loader
+    "promptweave.suites.realworldqa",  # RealWorldQA: loader
+    "promptweave.suites.vocalsound",  # VocalSound: loader
+    "promptweave.suites.videomme",  # Video-MME: loader
+    "promptweave.suites.fofo",  # FoFo: loader
+    "promptweave.suites.cmo",  # CMO fill-in-the-blank: loader
+    "promptweave.suites.livestembench",  # LiveStemBench: loader
+    "promptweave.suites.charm",  # CHARM: loader, the memory task's rule-based evaluator
+    "promptweave.suites.teval",  # T-Eval: answer postprocessor
     "promptweave.suites.arc",  # ARC: loader
     "promptweave.suites.race",  # RACE: loader
     "promptweave.suites.openbookqa",  # OpenBookQA: loader

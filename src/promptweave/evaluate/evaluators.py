@@ -6,7 +6,6 @@ A length mismatch is an :class:`EvaluationError` (the reference raises before sc
 """
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -388,29 +387,3 @@ def levenshtein(a: str, b: str) -> int:
             cur.append(min(prev[j + 1] + 1, cur[j] + 1, prev[j] + (ca != cb)))
         prev = cur
     return prev[-1]
-
-
-class MRCREvaluator(Evaluator):
-    """OpenAI MRCR: gold is JSON ``{"answer", "prefix"}``; a reply not starting with the prefix scores 0, else the
-    ``difflib`` similarity of the rest to the answer's rest; ``score`` is the mean ×100."""
-
-    name = "MRCREvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        import json
-
-        check_lengths(predictions, references, self.name)
-        per, details = [], []
-        for p, r in zip(predictions, references):
-            try:
-                gold = json.loads(r) if isinstance(r, str) else dict(r)
-                answer, prefix = str(gold["answer"]), str(gold["prefix"])
-            except (ValueError, TypeError, KeyError):
-                raise EvaluationError("MRCR golds are JSON with 'answer' and 'prefix'", field="evaluator",
-                                      value=r) from None
-            p = str(p)
-            s = difflib.SequenceMatcher(None, p[len(prefix):], answer[len(prefix):]).ratio() \
-                if p.startswith(prefix) else 0.0
-            per.append(s)
-            details.append({"pred": p, "answer": answer, "score": s})
-        return Scores({"score": pct(sum(per), len(per))}, [s == 1.0 for s in per], details)

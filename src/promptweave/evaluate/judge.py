@@ -56,12 +56,6 @@ def judge_metrics(grades: Sequence[str], true_tag: str = "A", false_tag: str = "
             "incorrect_count": float(wrong), "not_attempted_count": float(n - right - wrong)}
 
 
-def _abc_grade(judgement: str) -> str:
-    """SimpleQA-style grading: A correct, B incorrect, C (or nothing found) not attempted."""
-    m = re.search(r"(A|B|C)", judgement or "")
-    return m.group(0) if m else "C"
-
-
 def _post_generic(outputs, rows, refs, true_tag: str = "A", false_tag: str = "B"):
     grades = [grade_letter(o, true_tag, false_tag) for o in outputs]
     return judge_metrics(grades, true_tag, false_tag), grades, true_tag
@@ -71,28 +65,6 @@ def _post_academic(outputs, rows, refs, metric_name: str = "accuracy"):
     grades = [grade_letter(o) for o in outputs]
     metrics = judge_metrics(grades, metric=metric_name)
     metrics.pop("f1", None)
-    return metrics, grades, "A"
-
-
-def _abc_metrics(grades: Sequence[str]) -> dict[str, float]:
-    n = len(grades)
-    if not n:
-        return {"accuracy": 0.0, "accuracy_given_attempted": 0.0, "f1": 0.0}
-    is_c, is_w = grades.count("A") / n, grades.count("B") / n
-    given = is_c / (is_c + is_w) if is_c + is_w > 0 else 0.0
-    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
-    return {"accuracy": is_c * 100, "accuracy_given_attempted": given * 100, "f1": f1}
-
-
-def _post_simpleqa(outputs, rows, refs):
-    grades = [_abc_grade(o) for o in outputs]
-    return _abc_metrics(grades), grades, "A"
-
-
-def _post_livereasonbench(outputs, rows, refs):
-    grades = [_abc_grade(o) for o in outputs]
-    metrics = _abc_metrics(grades)
-    metrics.pop("accuracy")  # this variant reports no plain accuracy
     return metrics, grades, "A"
 
 
@@ -146,8 +118,6 @@ def _by_category(prefix: str, columns: Sequence[tuple[str, str]]):
 DICT_POSTPROCESSORS: Registry = Registry({
     "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
     "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
-    "simpleqa_postprocess": (_post_simpleqa, frozenset()),
-    "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
     "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
     "medmcqa_llmjudge_postprocess": (_by_category("medmcqa", (("subject", "subject_name"), ("topic", "topic_name"),
                                                               ("question_type", "choice_type"))), frozenset()),

@@ -210,19 +210,6 @@ def extract_non_reasoning_content(text: str, think_start_token: str = "<think>",
         return safe_regex.search(pattern, text, where="extract_non_reasoning_content")  # raises the typed error
 
 
-def teval_postprocess(text: Any) -> str:
-    """T-Eval: the reply up to the first end-of-turn marker, without a ```json fence or doubled braces."""
-    if isinstance(text, str):
-        for marker in ("<eoa>", "<TOKENS_UNUSED_1>", "<|im_end|>", "\nuser", "\nUSER", "[INST]"):
-            text = text.split(marker)[0]
-        text = text.strip()
-        text = text.removeprefix("```json")
-        text = text.strip("`").strip()
-        if text[:2] == "{{" and text[-2:] == "}}":
-            text = text[1:-1]
-    return str(text)
-
-
 def material_postprocessor(text: str | None) -> str:
     """SciReasoner: the content of the first ``<material>...</material>`` (any case), or ''."""
     if not text:

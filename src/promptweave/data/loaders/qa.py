@@ -26,11 +26,6 @@ def examples(ctx: LoadContext, f: Path) -> Splits:
     return rows(items, f)
 
 
-def charm(ctx: LoadContext, path: str, name: str) -> Splits:
-    """CHARM: the BBH layout, found as a local path."""
-    return examples(ctx, ctx.member(ctx.find(path, local_mode=True), f"{name}.json"))
-
-
 def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
     root = ctx.find(path)
     out = {}

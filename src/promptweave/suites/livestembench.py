@@ -1,25 +1,12 @@
-"""Question sets whose reference loader reshapes each record once: CMO fill-in-the-blank and LiveStemBench
-(options appended, optional seeded sample). Their scoring is already native (MATHEvaluator, the LLM judges).
-"""
+"""LiveStemBench: its loader (options appended, optional seeded sample)."""
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, json_file, jsonl, need
+from promptweave.data.loaders.base import LoadContext, Splits, json_file, need
 from promptweave.data.loaders.classify import table
 from promptweave.data.sources import Split
-
-
-def cmo_fib(ctx: LoadContext, path: str) -> Splits:
-    """CMO JSONL: ``question`` = ``origin_prompt``, ``answer`` = ``gold_answer``."""
-    f = ctx.find(path)
-    items = []
-    for loc, r in jsonl(f):
-        row = dict(need(ctx, r, ("origin_prompt", "gold_answer"), file=f, where=loc))
-        row["question"], row["answer"] = row["origin_prompt"], row["gold_answer"]
-        items.append((loc, row))
-    return table(items, f)
 
 
 def livestembench(ctx: LoadContext, path: str, num_examples: int | None = None, n_repeats: int = 1,
@@ -42,3 +29,8 @@ def livestembench(ctx: LoadContext, path: str, num_examples: int | None = None, 
     picked = picked * int(n_repeats)
     one = table(picked, f)
     return {"train": one, "test": Split(list(one.rows), one.file, list(one.where))}
+
+
+LOADERS = {
+    "LiveStemBenchDataset": livestembench,
+}
