@@ -69,7 +69,7 @@ from promptweave.shots import (
                                 ZeroRetriever,
                                 build_retriever,
 )
-from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)
+from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # the format spread
 from promptweave.spread.pipeline import SpreadOptions, SpreadResult, spread_config
 
 __version__ = "0.1.0"

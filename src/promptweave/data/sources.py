@@ -96,7 +96,7 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
 def _read_jsonl(path: Path) -> Split:
     try:
         return _read_jsonl_lines(path)
-    except UnicodeDecodeError as exc:  # reliability: bytes that are not UTF-8 are a typed error
+    except UnicodeDecodeError as exc:  # bytes that are not UTF-8 are a typed error
         raise DataError(f"the file is not UTF-8 text ({exc.reason} at a byte {exc.object[exc.start:exc.start + 4]!r})",
                         file=str(path), expected="UTF-8 JSON lines") from None
 

@@ -188,7 +188,7 @@ class MultiTurnForm(Form):
     def count_prompts(self, task: Task, cfg: Any, opened: dict, no_data: bool) -> int:
         if no_data:
             return len(task.records)
-        from promptweave.config import open_model
+        from promptweave.engine.open import open_model
         from promptweave.forms.turn_loop import turn_prompts
 
         spec = next(s for s in opened.values() if s.abbr == task.dataset)

@@ -369,7 +369,7 @@ def reply_limits(cfg: Any) -> dict[str, Any]:
 
 
 def _aisbench_service(cfg: Any) -> bool:
-    from promptweave.models.aisbench_service import is_service_type
+    from promptweave.compat.service_types import is_service_type
 
     return is_service_type(type_name(cfg))
 

@@ -482,7 +482,7 @@ class HFModel:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
                              "model a meta template instead", field="path", value=self.path)
-        from promptweave.models.openai_compat import openai_message  # forms hook: renderer roles → chat roles
+        from promptweave.models.openai_compat import openai_message  # renderer roles → chat roles
         from promptweave.render.chat_template import chat_template_ids
 
         return chat_template_ids(self.tokenizer, [openai_message(m) for m in conv])

@@ -136,7 +136,7 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
     heads = headline(wd)
     scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads],
                            title="headline score per dataset, one bar per model")
-    from promptweave.report.spread import spread_section  # spread hook: the format spread, when DIR holds one
+    from promptweave.report.spread import spread_section  # the format spread, when DIR holds one
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),

@@ -72,7 +72,7 @@ class _JournalPrompts(Sequence):
 
     def __init__(self, path: Path, offsets: Sequence[int], keep: Sequence[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
-        self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
+        self.key = key  # another field of the rows ("steps"), read the same lazy way
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -111,7 +111,7 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int]
     if not keep:
         return {"metrics": {}}, golds, correct, None
     ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
-    if "steps" in ev.needs:  # agent hook: CIBenchEvaluator reads the agent's recorded steps
+    if "steps" in ev.needs:  # CIBenchEvaluator reads the agent's recorded steps
         ctx.steps = prompts(keep, "steps")  # type: ignore[call-arg]
     scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):

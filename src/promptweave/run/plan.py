@@ -71,14 +71,14 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
-        # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
+        # a template written from the row's values (OlympiadBench) gets values it can read
         row.update(getattr(tpl, "stand_in_values", dict)())
     from promptweave.data.stand_in import stand_in_columns  # columns the loader adds (AISBench's 'content')
 
     row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
-    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # loader class resolves
     return ds
 
 
@@ -121,8 +121,8 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
           load_data: bool, opened: dict[int, Any], rows: range | None = None) -> list[Task]:
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes
-    from promptweave.config import open_dataset, open_model
     from promptweave.config.pairs import allowed_pairs, paired
+    from promptweave.engine.open import open_dataset, open_model
     from promptweave.forms.base import DatasetPlan
     from promptweave.forms.registry import form_for
     from promptweave.run.estimate import prices

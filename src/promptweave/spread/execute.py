@@ -69,7 +69,7 @@ def variant_spec(base: Any, variant: Variant, *, file: str, where: str) -> Any:
 def plan_tasks(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[int, list]:
     """Variant k → its planned tasks (``run``'s planner on the config with variant k's templates; each dataset's
     rows read once and shared by its variants)."""
-    from promptweave.config import open_dataset
+    from promptweave.engine.open import open_dataset
     from promptweave.run.plan import plan_config
 
     cfg = req.config

@@ -112,7 +112,7 @@ def task_records(builder: Any, ds: Any, n: int | range, load_data: bool, budget:
         count = counters.get(j, mcfg)
     if count is not None and budget is not None:
         return list(ShotFitter(builder, count, budget).build_all(todo))
-    # reliability: built batch by batch as the task runs, never all at once; the first row now, so a template
+    # built batch by batch as the task runs, never all at once; the first row now, so a template
     # error still stops the plan before anything is sent
     if todo:
         list(builder.build_all([todo[0]]))

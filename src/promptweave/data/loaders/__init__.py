@@ -98,7 +98,7 @@ def registered_in_source(name: str) -> str | None:
     """The installed reference whose source registers loader ``name`` (read, never imported), or None."""
     from promptweave.compat.bridge import installed_references
 
-    shown = installed_references()  # bridge hook: PROMPTWEAVE_NO_REFERENCE=1 hides the installed references
+    shown = installed_references()  # PROMPTWEAVE_NO_REFERENCE=1 hides the installed references
     for package, names in _registered_names().items():
         if package in shown and name in names:
             return package
@@ -186,7 +186,7 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     from promptweave.compat.bridge import is_static
     from promptweave.data.locate import AISBENCH_PREFIX, is_data_id
 
-    if is_static(choice.fn):  # bridge hook: installed without its dependencies, so its loader cannot run here
+    if is_static(choice.fn):  # installed without its dependencies, so its loader cannot run here
         raise choice.fn.unavailable(file=ctx.file, field="type")
     path = args.get("path")
     if isinstance(path, str) and path:

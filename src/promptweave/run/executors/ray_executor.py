@@ -177,7 +177,7 @@ class RayExecutor:
         """Open each dataset once, run its retriever once, and build row 0 of every task, as a local plan
         would: a config error is refused here, with the local run's typed error, before Ray starts or the
         work dir is touched."""
-        from promptweave.config import open_dataset
+        from promptweave.engine.open import open_dataset
         from promptweave.forms.registry import form_for
         from promptweave.run.executors.shared import with_shared_index
         from promptweave.run.plan import infer_mode, plan_config
@@ -206,8 +206,8 @@ class RayExecutor:
                 req.prepare(skeletons)
             labels = 1
             if form.labels_per_row:
-                from promptweave.config import open_model
                 from promptweave.engine import PromptBuilder
+                from promptweave.engine.open import open_model
 
                 labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), form.build_mode).labels()) or 1
             planned.append(_Planned(i, shared, n, list(zip(model_ids, skeletons)), labels))
@@ -264,7 +264,7 @@ class RayExecutor:
         from promptweave.work.output import write_atomic
 
         self.t0 = time.monotonic()
-        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
+        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # one cache for variants
         ray = self._connect()
         try:
             states, ds_refs = self._plan(req, ray, planned)

@@ -1,5 +1,5 @@
-"""Answer matching of OpenAI's simple-evals as OpenCompass ports it: DROP (``DropOpenAIEvaluator``) and
-StrategyQA's yes/no postprocessors.
+"""DROP (discrete reasoning over paragraphs, simple-evals' format) and AdvGLUE's accuracy drop: the loader, DROP's
+fuzzy answer match and evaluators.
 
 DROP: the text after the first ``Answer:`` line marker (case-insensitive; the whole reply when there is none) is
 compared with each ``|``-separated gold answer after normalising both (lower case, punctuation dropped, the
@@ -12,12 +12,31 @@ import re
 import string
 from typing import Any
 
+from promptweave.data.loaders.base import (
+    LoadContext,
+    Splits,
+    jsonl,
+    need,
+    rows,
+)
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
+from promptweave.evaluate.evaluators import AccEvaluator, check_lengths
 
 _ANSWER_LINE = re.compile(r"(?i)Answer\s*:\s*([^\n]+)")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation)
+
+
+def drop_openai(ctx: LoadContext, path: str) -> Splits:
+    """simple-evals' DROP JSONL: ``context`` -> prompt, ``ref_text`` -> answers, as the validation split."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, data in jsonl(f):
+        need(ctx, data, ("context", "ref_text"), file=f, where=loc)
+        items.append((loc, {"prompt": data["context"], "answers": data["ref_text"]}))
+    return {"validation": rows(items, f)}
+
 
 
 def drop_normalize(text: str) -> str:
@@ -61,17 +80,31 @@ class DropOpenAIEvaluator:
         return Scores({"accuracy": 100 * sum(bool(c) for c in correct) / len(correct)}, correct, details)
 
 
-def strategyqa_pred_postprocess(text: str) -> str:
-    """The first paragraph's text after its last ``answer is ``; its first ``yes``/``no`` (lower-cased), else ''."""
-    text = text.split("\n\n")[0].split("answer is ")[-1]
-    m = re.search(r"(yes|no)", text.lower())
-    return m.group(1) if m else ""
+
+class AccDropEvaluator(AccEvaluator):
+    """AdvGLUE: the first half of the rows is attacked, the second the originals; ``acc_drop`` = 1 - after/before."""
+
+    name = "AccDropEvaluator"
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        check_lengths(predictions, references, self.name)
+        n = len(predictions)
+        if n % 2:
+            raise EvaluationError("AccDropEvaluator needs an even number of rows (attacked + original)",
+                                  field="evaluator", value=n)
+        after = AccEvaluator.score(self, predictions[:n // 2], references[:n // 2])
+        before = AccEvaluator.score(self, predictions[n // 2:], references[n // 2:])
+        b, a = before.metrics["accuracy"], after.metrics["accuracy"]
+        return Scores({"acc_drop": 1 - a / b if b else 0.0, "acc_after": a, "acc_before": b},
+                      after.correct + before.correct)
 
 
-def strategyqa_dataset_postprocess(gold: Any) -> str:
-    """StrategyQA's gold is a JSON bool: ``True`` (or the string ``'True'``) is ``yes``, anything else ``no``."""
-    return "yes" if str(gold) == "True" else "no"
+LOADERS = {
+    "DropOpenAIDataset": drop_openai,
+}
 
 
-__all__ = ["DropOpenAIEvaluator", "drop_fuzzy_match", "drop_normalize", "strategyqa_dataset_postprocess",
-           "strategyqa_pred_postprocess"]
+EVALUATORS = {
+    "AccDropEvaluator": AccDropEvaluator,
+    "DropOpenAIEvaluator": DropOpenAIEvaluator,
+}
