@@ -5,6 +5,7 @@ pinned revision (recorded in the fetch manifest), a refetch sends no request, an
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -192,3 +193,18 @@ def test_revision_options_parse_or_fail_typed(values: list[str]) -> None:
     else:
         assert len(got) <= len(values)
         assert all("=" in v for v in values)
+
+
+def test_without_huggingface_hub_the_error_names_the_extra(hub_env: Path) -> None:
+    import subprocess
+
+    blocker = hub_env / "blocker/huggingface_hub"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('huggingface_hub is not installed here')\n")
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker.parent), str(src)]),
+           "HF_ENDPOINT": "http://127.0.0.1:9"}
+    proc = subprocess.run([sys.executable, "-m", "promptweave", "data", "fetch", str(config(hub_env))], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0
+    assert "[PW272]" in proc.stderr and "promptweave[data]" in proc.stderr and "Traceback" not in proc.stderr
