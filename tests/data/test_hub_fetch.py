@@ -183,6 +183,21 @@ def test_planning_sorts_hub_ids_from_local_data_and_archives(tmp_path: Path) -> 
     assert "HFDataset" in HUB_TYPES and hub_id({"path": "acme/other", "type": "MMLUDataset"}) is None
 
 
+def test_every_hub_type_is_a_registered_loader_and_a_snapshot_reads_offline(hub_env: Path) -> None:
+    """Each class ``data fetch`` treats as hub-reading is a registered loader; a cached snapshot reads by its id."""
+    from promptweave.compat.loaders import LOADERS
+
+    assert all(name in LOADERS for name in HUB_TYPES)
+    snap = hub_env / "hf/hub/datasets--acme--tiny-sums/snapshots" / ("1" * 40)
+    (snap / "data").mkdir(parents=True)
+    for name, body in repo_files().items():
+        (snap / name).write_bytes(body)
+    from promptweave.data.sources import read_hf_named
+
+    got = read_hf_named(REPO)
+    assert isinstance(got, dict) and got["test"].rows == ROWS
+
+
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=30), max_size=3))
 def test_revision_options_parse_or_fail_typed(values: list[str]) -> None:
@@ -208,3 +223,23 @@ def test_without_huggingface_hub_the_error_names_the_extra(hub_env: Path) -> Non
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode != 0
     assert "[PW272]" in proc.stderr and "promptweave[data]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(repo=st.text(alphabet="ab./-_", min_size=1, max_size=12),
+       rev=st.none() | st.text(alphabet="ab./0", min_size=1, max_size=12))
+def test_a_snapshot_lookup_stays_inside_the_hub_cache(tmp_path_factory, repo: str, rev: str | None) -> None:
+    home = tmp_path_factory.mktemp("hf")
+    cache = home / "hub"
+    commit = "0" * 40
+    for name in ("datasets--a--b", "datasets--a", "outside"):
+        (cache / name / "snapshots" / commit).mkdir(parents=True, exist_ok=True)
+        (cache / name / "refs").mkdir(exist_ok=True)
+        (cache / name / "refs" / "main").write_text(commit)
+    (home / "refs-escape").write_text(commit)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_CACHE", str(cache))
+        got = find_snapshot(repo, rev)
+    if got is not None:
+        assert got.resolve().is_relative_to(cache.resolve()) and got.parent.parent.name.startswith("datasets--")
+        assert got.name == commit

@@ -47,7 +47,7 @@ def find_snapshot(repo_id: str, revision: str | None = None) -> Path | None:
         if COMMIT.fullmatch(rev) and (snaps / rev).is_dir():
             return snaps / rev
         ref = folder / "refs" / rev
-        if ref.is_file() and ".." not in rev:
+        if ".." not in rev and ref.is_file():
             commit = ref.read_text(encoding="utf-8").strip()
             if COMMIT.fullmatch(commit) and (snaps / commit).is_dir():
                 return snaps / commit
