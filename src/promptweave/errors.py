@@ -388,3 +388,28 @@ class SpreadFileError(WorkdirFileError):
     """A spread work dir's ``spread.json`` is not the shape ``promptweave spread`` writes."""
 
     code = "PW821"
+
+
+# -- data fetch: Hugging Face hub datasets (data/hub_fetch.py) --
+class HubClientMissingError(DataFetchError):
+    """``data fetch`` needs the ``huggingface_hub`` package to get a hub dataset, and it is not installed."""
+
+    code = "PW272"
+
+
+class HubRepoNotFoundError(DataFetchError):
+    """The hub has no dataset repo by the id a config names (or it is gated or private to this user)."""
+
+    code = "PW273"
+
+
+class HubRevisionNotFoundError(DataFetchError):
+    """The hub dataset repo exists but has no such revision (branch, tag or commit) as the config pins."""
+
+    code = "PW274"
+
+
+class HubNetworkError(DataFetchError):
+    """The hub (``$HF_ENDPOINT``, else huggingface.co) could not be reached, or a transfer from it failed."""
+
+    code = "PW275"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from promptweave.data.hub_cache import find_snapshot
 from promptweave.data.locate import AISBENCH_PREFIX, candidates, is_data_id
 from promptweave.data.roots import ALLOW_FLAG, Root, current_data_policy, data_roots, looks_like_path, root_for
 from promptweave.data.sources import FILE_FORMATS, HF_BUILDERS
@@ -36,8 +37,11 @@ class DataSource:
 
     def line(self) -> str:
         if self.kind == "hub":
+            snap = find_snapshot(self.value)
+            held = (f"present in the hub cache: {snap}" if snap is not None
+                    else "not in the hub cache: `promptweave data fetch CONFIG` gets it")
             return (f"data: {self.dataset}: {self.field}={self.value!r}: no local file; a Hugging Face cache name "
-                    "(read offline, never downloaded)")
+                    f"(read offline, never downloaded; {held})")
         state = "present" if self.present else "missing"
         where = f"{self.field}={self.value!r} -> {self.path}"
         if not self.allowed:

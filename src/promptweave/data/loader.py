@@ -145,10 +145,13 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     if looks_local or path.count("/") > 1:
         raise DataError("data file or folder not found", file=str(target), field="path", value=path)
     try:
-        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"))
+        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"),
+                            revision=cfg.get("revision") or cfg.get("hf_revision"))
     except DataError as exc:
+        config = (file or "CONFIG").split(":")[0]
         raise DataError(f"{exc.message}; no local file or folder {target} either", file=path, field="path",
-                        value=path) from None
+                        value=path, expected=f"a local file or folder, or a hub dataset: `promptweave data fetch "
+                                             f"{config}` gets it into the Hugging Face cache") from None
     return got, f"datasets (cache): {path}"
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptweave.data.hub_cache import find_snapshot
 from promptweave.data.roots import check_read
 from promptweave.errors import DataError
 
@@ -229,10 +230,19 @@ def read_hf_disk(path: Path) -> Split | dict[str, Split]:
 
 
 def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = None,
-                  cache_dir: str | None = None) -> Split | dict[str, Split]:
+                  cache_dir: str | None = None, revision: str | None = None) -> Split | dict[str, Split]:
     """A dataset loaded by name from the local Hugging Face cache (never the network), or a
-    packaged builder (``json``, ``csv``, ``parquet``) over local ``data_files``."""
+    packaged builder (``json``, ``csv``, ``parquet``) over local ``data_files``.
+
+    A hub id with a snapshot in the hub cache (``data fetch`` puts it there; ``revision`` picks one) is read from
+    that snapshot folder: ``datasets`` offline does not look up a hub id in the hub cache by itself."""
     _check_hf_paths(name, data_files, cache_dir)
+    source = name
+    if name not in HF_BUILDERS and data_files is None and not _is_local(name):
+        snap = find_snapshot(name, revision)
+        if snap is not None:
+            check_read(snap, field="path", value=name)
+            source = str(snap)
     datasets = _datasets(name)
     # Offline: the hub is never contacted; a dataset not in the cache is an error, not a download.
     old = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE)
@@ -250,13 +260,14 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()  # a run shows its own progress; datasets' bars would interleave
         try:
-            ds = datasets.load_dataset(name, **kw)
+            ds = datasets.load_dataset(source, **kw)
         finally:
             if bars:
                 datasets.enable_progress_bars()
     except Exception as exc:  # noqa: BLE001 - datasets raises many types for a missing dataset
         raise DataError(f"cannot load dataset {name!r} offline from the local cache: {exc}", file=name,
-                        expected="a local file or folder, or a dataset already in the Hugging Face cache") from None
+                        expected="a local file or folder, or a dataset already in the Hugging Face cache "
+                                 "(`promptweave data fetch CONFIG` puts a hub dataset there)") from None
     finally:
         datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE = old
         if env_old is None:

@@ -45,9 +45,9 @@ def read_folder(ctx: LoadContext, root: Path) -> Splits:
 
 
 def hf_dataset(ctx: LoadContext, path: str | None = None, name: str | None = None, data_files: Any = None,
-               split: str | None = None, **kwargs: Any) -> Splits:
+               split: str | None = None, revision: str | None = None, **kwargs: Any) -> Splits:
     """OpenCompass's ``HFDataset``: ``datasets.load_dataset(**kwargs)`` with ``data_files`` resolved as a local
-    path under the data cache (``local_mode``)."""
+    path under the data cache (``local_mode``); a hub id is read from the hub cache's snapshot at ``revision``."""
     if kwargs:
         bad = min(kwargs)
         raise ctx.fail(f"HFDataset argument {bad!r} is not supported natively (offline, local data only)",
@@ -60,7 +60,7 @@ def hf_dataset(ctx: LoadContext, path: str | None = None, name: str | None = Non
     elif files is None and (Path(path).suffix.lower() in FILE_FORMATS or path.startswith((".", "/", "~"))):
         got = read_folder(ctx, ctx.find(path, local_mode=True))
     else:
-        got = read_hf_named(path, subset=name, data_files=files)
+        got = read_hf_named(path, subset=name, data_files=files, revision=revision)
     if split is None:
         return got
     return _split(ctx, got, split)
