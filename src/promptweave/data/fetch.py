@@ -34,9 +34,9 @@ from typing import Any, Callable, Mapping, Sequence
 from promptweave.compat.data_ids import DATA_IDS
 from promptweave.compat.data_urls import AISBENCH_ARCHIVES, ARCHIVES
 from promptweave.data.archive import UnpackLimits, move_into, unpack
+from promptweave.data.cache_places import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV
 from promptweave.data.fetch_manifest import read_manifest, state_dir, write_entry
 from promptweave.data.hub_fetch import HubRepo, config_revision, hub_id
-from promptweave.data.locate import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV
 from promptweave.errors import ChecksumError, DataFetchError
 
 _CHUNK = 1 << 20

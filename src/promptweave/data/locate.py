@@ -20,14 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptweave.compat.data_ids import DATA_IDS
+from promptweave.data.cache_places import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV  # noqa: F401
 from promptweave.data.roots import check_read
 from promptweave.data.sources import check_regular
 from promptweave.errors import DataNotFoundError
-
-COMPASS_ENV = "COMPASS_DATA_CACHE"
-AISBENCH_ENV = "AIS_BENCH_DATASETS_CACHE"
-COMPASS_DEFAULT = Path("~/.cache/opencompass")
-AISBENCH_PREFIX = "ais_bench/"
 
 
 @dataclass(frozen=True)
