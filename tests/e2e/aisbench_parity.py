@@ -187,6 +187,21 @@ CUSTOM_QA = [("[q0] Capital of France?", "Paris", 16), ("[q1] 2+2?", "4", None),
              ("[q3] Opposite of hot?", "cold", 0), ("[q4] First letter?", "A", 16)]
 
 
+# AIME 2025 judged: the candidate's reply ends in a [q1N] marker, which the judge prompt quotes last, so the
+# stand-in gives the judge's verdict for row N from the same table
+AIME = [(f"[q{i}] Find the sum of all bases b > {i} for which 17_b divides 97_b.", str(70 + i)) for i in range(10)]
+
+
+def _aime2025(root: Path) -> None:
+    _jsonl(root / "aime2025" / "aime2025.jsonl", [{"question": q, "answer": a} for q, a in AIME])
+
+
+AIME_REPLIES = {**{i: f"The answer is \\boxed{{{70 + i if i % 3 else 1}}} [q{10 + i}]" for i in range(10)},
+                # verdicts: get_a_or_b reads only the last character
+                10: "B", 11: "A", 12: "A", 13: "B", 14: "A", 15: "A", 16: "B", 17: "The answer is A", 18: "A.",
+                19: "A"}
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -208,6 +223,7 @@ class Case:
     default: str = "I do not know."
     abbrs: list[str] = field(default_factory=list)
     thinking: str | None = None  # a reasoning model's reasoning_content, sent beside every chat reply
+    judged: bool = False  # the datasets' judge_infer_cfg judge model served by the same stand-in
 
     def server(self) -> StubServer:
         """The stand-in server answering this case."""
@@ -227,7 +243,10 @@ class Case:
                 "models[0]['host_ip'] = '127.0.0.1'\n"
                 f"models[0]['host_port'] = {port}\n"
                 "models[0]['model'] = 'served'\n"
-                "models[0]['batch_size'] = 4\n")
+                "models[0]['batch_size'] = 4\n"
+                + ("datasets[0]['judge_infer_cfg']['judge_model']['host_ip'] = '127.0.0.1'\n"
+                   f"datasets[0]['judge_infer_cfg']['judge_model']['host_port'] = {port}\n"
+                   "datasets[0]['judge_infer_cfg']['judge_model']['model'] = 'judge'\n" if self.judged else ""))
 
 
 def _only(var: str, *abbrs: str) -> str:
@@ -298,6 +317,10 @@ CASES = [
     Case("mtbench_stream", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
          {0: "Leaves  fall\n softly", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"},
          model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
+    # an LLM-judged config: the candidate's replies sent to the judge (its own prompt, system turn and model
+    # settings), the judge's replies through get_a_or_b and LLMJudgeCorrectEvaluator: <abbr>-judge
+    Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,
+         AIME_REPLIES, abbrs=["aime2025-judge"], judged=True),
 ]
 BY_NAME = {c.name: c for c in CASES}
 

@@ -162,9 +162,21 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             warnings.warn(f"{file}: {note}", PromptweaveWarning, stacklevel=3)
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
         todo = range(n) if rows is None else range(max(0, rows.start), min(n, rows.stop))  # ray: one shard
+        raw = cfg.datasets[i]
+        judged = raw.get("judge_infer_cfg") is not None
+        if judged:  # AISBench's judge stage: the candidate's task is planned unscored, then judged (evaluate/)
+            from promptweave.evaluate.judge_stage import judged_dataset
+
+            raw = judged_dataset(raw, mode=resolved.mode, file=file, where=f"datasets[{i}]")
         # the form checks its settings and each model, and makes each model's task (forms/)
-        tasks += form_for(resolved.mode).plan(DatasetPlan(
-            cfg=cfg, ds=ds, raw=cfg.datasets[i], i=i, file=file, where=where, n=n, todo=todo, rows=rows,
+        planned = form_for(resolved.mode).plan(DatasetPlan(
+            cfg=cfg, ds=ds, raw=raw, i=i, file=file, where=where, n=n, todo=todo, rows=rows,
             model_ids=model_ids, specs=specs, make_model=make_model, allow_code=allow_code, load_data=load_data,
             counters=counters, tokenizer_checks=tokenizer_checks))
+        if judged:
+            from promptweave.evaluate.judge_stage import judge_tasks
+
+            judge_tasks(planned, cfg.datasets[i], specs=specs, rows=ds.test, where=f"datasets[{i}]",
+                        allow_code=allow_code, file=file)
+        tasks += planned
     return tasks
