@@ -108,6 +108,10 @@ def run_cmd(
 
                 mark_refused(tasks, allow_code_exec)
             prepare(tasks)
+            if dry_run:  # bridge hook: what run refuses before sending (check_runnable), a dry run lists as refused
+                from promptweave.compat.bridge import mark_unrunnable
+
+                mark_unrunnable(tasks, file=str(config))
         except PromptweaveError as exc:
             fail(err, exc)
     for msg in dict.fromkeys(str(w.message) for w in caught):

@@ -176,6 +176,9 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     for t in tasks:
                         if t.settings.get("refused") is not None:
                             raise t.settings["refused"]
+                    from promptweave.compat.bridge import check_runnable
+
+                    check_runnable(tasks, file=str(path))  # what run refuses before sending, lint refuses too
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
                     report.add(exc, prefix=f"{pair}: ")

@@ -96,7 +96,11 @@ def _check_loader(raw: Any, *, file: str, where: str) -> None:
     try:
         name = loader_name(raw)
         if name is not None:
-            choose(name, file=file)
+            choice = choose(name, file=file)
+            from promptweave.compat.bridge import is_static
+
+            if is_static(choice.fn):  # known from an unimportable reference's source: run could not read the rows
+                raise choice.fn.unavailable(file=file, field="type")
     except PromptweaveError as exc:
         raise exc.at(file=file, prefix=where) from None
 
