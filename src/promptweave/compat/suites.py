@@ -32,6 +32,8 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
     "promptweave.suites.aisbench_judge",  # AISBench's LLM-judge verdicts (get_a_or_b, LLMJudgeCorrectEvaluator)
+    "promptweave.suites.realworldqa",  # RealworldQA: the ANSWER: line matched with the gold
+    "promptweave.suites.siqa",  # SIQA: the reply's nearest candidate by edit distance (EDAccEvaluator)
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",

@@ -1,0 +1,97 @@
+"""AISBench's own evaluators and postprocessors on fixed rows: the cases, and their recorder.
+
+Each case names an AISBench class or function and its inputs. ``record()`` runs every case with AISBench itself,
+in a venv where it is installed with its dependencies (``$PROMPTWEAVE_AIS_FULL_VENV``), and writes what it
+returned to ``fixtures/aisbench_evaluators.json``; the tests compare promptweave's native versions with that
+record (and, where the venv is named, with a fresh run):
+
+    PROMPTWEAVE_AIS_FULL_VENV=/path/to/venv python -m tests.evaluate.aisbench_evaluator_cases
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "aisbench_evaluators.json"
+
+JUDGE_REPLIES = ["A", "B", "The answer is A", "A.", "A\n", "", "b", "Grade: B", "a", "CORRECT", "AB", "BA"]
+
+SIQA_REFS = [{"candidates": [["A. make a cake", "A", "make a cake"], ["B. go home", "B", "go home"],
+                             ["C. sleep", "C", "sleep"]], "label": i % 3} for i in range(8)]
+SIQA_PREDS = ["A", "B. go home", "C", "make a cake", "I think B", "sleep now", "", "A. make a cake\nBecause..."]
+
+REALWORLDQA_PREDS = ["Step 1...\nANSWER: Left", "ANSWER:  3 ", "answer: 3", "ANSWER: B\nANSWER: C", "No idea",
+                     "ANSWER: Yes.", "ANSWER:\nno"]
+REALWORLDQA_REFS = ["left", "3", "3", "B", "A", "yes", "no"]
+
+CASES: dict[str, dict[str, Any]] = {
+    "get_a_or_b": {"module": "ais_bench.benchmark.datasets.utils.llm_judge", "name": "get_a_or_b",
+                   "kind": "map", "inputs": JUDGE_REPLIES},
+    "LLMJudgeCorrectEvaluator": {"module": "ais_bench.benchmark.datasets.utils.llm_judge",
+                                 "name": "LLMJudgeCorrectEvaluator", "kind": "evaluator",
+                                 "predictions": ["A", "B", "A", "B", "A", "C"], "references": ["1"] * 6},
+    "RealworldQAEvaluator": {"module": "ais_bench.benchmark.datasets.realworldqa", "name": "RealworldQAEvaluator",
+                             "kind": "evaluator", "predictions": REALWORLDQA_PREDS, "references": REALWORLDQA_REFS},
+    "EDAccEvaluator": {"module": "ais_bench.benchmark.openicl.icl_evaluator", "name": "EDAccEvaluator",
+                       "kind": "evaluator", "predictions": SIQA_PREDS, "references": SIQA_REFS},
+}
+
+_CHILD = r"""
+import importlib, json, sys
+cases = json.loads(sys.stdin.read())
+out = {}
+for key, c in cases.items():
+    obj = getattr(importlib.import_module(c["module"]), c["name"])
+    if c["kind"] == "map":
+        out[key] = [obj(x) for x in c["inputs"]]
+        continue
+    kw = {"origin_prompt": c["origin_prompt"]} if "origin_prompt" in c else {}
+    res = obj().score(c["predictions"], c["references"], **kw)
+    details = res.pop("details", None)
+    rows = None
+    if isinstance(details, dict):
+        details = [details[k] for k in sorted(details, key=int)]
+    if isinstance(details, list):
+        rows = [{k: v for k, v in d.items() if k in ("correct", "is_strict_correct", "is_loose_correct", "pred",
+                                                        "grade")} for d in details]
+    out[key] = {"metrics": {k: v for k, v in res.items() if isinstance(v, (int, float))}, "rows": rows}
+print("@@" + json.dumps(out, default=str))
+"""
+
+
+def reference_venv() -> Path | None:
+    venv = os.environ.get("PROMPTWEAVE_AIS_FULL_VENV")
+    return Path(venv) if venv and (Path(venv) / "bin" / "python").exists() else None
+
+
+def run_reference(venv: Path, names: list[str] | None = None) -> dict[str, Any]:
+    """AISBench's answer for each case (``names``: those only), run in ``venv``."""
+    cases = {k: v for k, v in CASES.items() if names is None or k in names}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", _CHILD], input=json.dumps(cases),
+                          capture_output=True, text=True, env=env, timeout=900, cwd="/tmp")
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+
+
+def load_fixture() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text(encoding="utf-8")) if FIXTURE.exists() else {}
+
+
+def record() -> None:  # pragma: no cover - run by hand with the reference venv
+    venv = reference_venv()
+    if venv is None:
+        raise SystemExit("set PROMPTWEAVE_AIS_FULL_VENV to a venv with AISBench installed with its dependencies")
+    out = run_reference(venv)
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    FIXTURE.write_text(json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"recorded {len(out)} cases in {FIXTURE}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(record())
