@@ -141,7 +141,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
     specs = [open_model(cfg, j) for j in model_ids]
+    from promptweave.compat.key_check import check_dataset_keys, check_keys
+
     for j in model_ids:
+        check_keys(cfg.models[j], "model", file=file, where=f"models[{j}]")  # compat/config_keys.py
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
         prices(cfg.models[j], file=file, where=f"models[{j}]")  # input_price / output_price, for the estimate
@@ -154,6 +157,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             continue
         ds = opened.get(i)
         if ds is None:
+            check_dataset_keys(cfg.datasets[i], file=file, where=f"datasets[{i}]")
             if cfg.datasets[i].get("prompt_variants") is not None:  # spread hook: user-written variants are templates
                 from promptweave.spread.variants import check_prompt_variants
 
