@@ -319,7 +319,8 @@ def _config(folder: Path, *, loader: str, evaluator: str, url: str | None = None
 
 def test_lint_refuses_static_names_as_run_does(unimportable_reference: Path, tmp_path: Path) -> None:
     # lint ≡ run: a name run cannot use (read from an unimportable reference's source) fails lint with run's error
-    cfg = _config(tmp_path, loader="IdxDataset", evaluator="Scorer_x_1")
+    cfg = _config(tmp_path, loader="IdxDataset", evaluator="AccEvaluator")
+    cfg.write_text(cfg.read_text().replace("keyword-post", "first_capital_postprocess"))
     res = CliRunner().invoke(app, ["lint", "--no-data", str(cfg)])
     assert res.exit_code == 2, res.output
     out = " ".join(res.output.split())

@@ -96,11 +96,22 @@ def _check_loader(raw: Any, *, file: str, where: str) -> None:
     try:
         name = loader_name(raw)
         if name is not None:
-            choice = choose(name, file=file)
-            from promptweave.compat.bridge import is_static
+            choose(name, file=file)
+    except PromptweaveError as exc:
+        raise exc.at(file=file, prefix=where) from None
 
-            if is_static(choice.fn):  # known from an unimportable reference's source: run could not read the rows
-                raise choice.fn.unavailable(file=file, field="type")
+
+def check_loader_runnable(raw: Any, *, file: str, where: str) -> None:
+    """For ``lint --no-data``: a loader known only from an unimportable reference's source cannot read the rows
+    ``run`` needs, so lint refuses it as run would (after checking everything else with a stand-in row)."""
+    try:
+        from promptweave.compat.bridge import is_static
+        from promptweave.data.loaders import choose, loader_name
+
+        name = loader_name(raw)
+        choice = choose(name, file=file) if name is not None else None
+        if choice is not None and is_static(choice.fn):
+            raise choice.fn.unavailable(file=file, field="type")
     except PromptweaveError as exc:
         raise exc.at(file=file, prefix=where) from None
 
