@@ -28,6 +28,50 @@ REALWORLDQA_PREDS = ["Step 1...\nANSWER: Left", "ANSWER:  3 ", "answer: 3", "ANS
                      "ANSWER: Yes.", "ANSWER:\nno"]
 REALWORLDQA_REFS = ["left", "3", "3", "B", "A", "yes", "no"]
 
+
+def _ifeval(key: int, ids: list[str], kwargs: list[dict], prompt: str = "Write something.") -> dict:
+    # the dataset's own shape: every instruction's kwargs, the unused ones None
+    return {"key": key, "prompt": prompt, "instruction_id_list": ids, "kwargs": kwargs}
+
+
+IFEVAL_REFS = [
+    _ifeval(1, ["punctuation:no_comma", "detectable_format:title"], [{}, {}]),
+    _ifeval(2, ["keywords:existence", "keywords:forbidden_words"],
+            [{"keywords": ["apple", "tree"]}, {"forbidden_words": ["pear", "banana"]}]),
+    _ifeval(3, ["length_constraints:number_words", "keywords:frequency"],
+            [{"relation": "at least", "num_words": 8}, {"keyword": "sun", "frequency": 2, "relation": "less than"}]),
+    _ifeval(4, ["detectable_format:number_bullet_lists", "detectable_format:number_highlighted_sections"],
+            [{"num_bullets": 2}, {"num_highlights": 1}]),
+    _ifeval(5, ["length_constraints:number_paragraphs", "startend:end_checker"],
+            [{"num_paragraphs": 2}, {"end_phrase": "Any other questions?"}]),
+    _ifeval(6, ["detectable_format:json_format", "startend:quotation"], [{}, {}]),
+    _ifeval(7, ["combination:repeat_prompt", "combination:two_responses"],
+            [{"prompt_to_repeat": "Write something."}, {}]),
+    _ifeval(8, ["detectable_content:postscript", "detectable_content:number_placeholders"],
+            [{"postscript_marker": "P.S."}, {"num_placeholders": 2}]),
+    _ifeval(9, ["detectable_format:multiple_sections", "keywords:letter_frequency"],
+            [{"section_spliter": "Section", "num_sections": 2}, {"letter": "z", "let_frequency": 2,
+                                                                  "let_relation": "at least"}]),
+    _ifeval(10, ["length_constraints:nth_paragraph_first_word", "detectable_format:constrained_response"],
+            [{"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "second"}, {}]),
+    _ifeval(11, ["change_case:english_lowercase", "change_case:english_capital"], [{}, {}]),
+    _ifeval(12, ["punctuation:no_comma"], [{"num_words": None}]),
+]
+IFEVAL_PREDS = [
+    "<<My Title>>\nNo commas here at all",
+    "An apple fell from a tree. Pear!",
+    "The sun is bright and the sun is warm today okay",
+    "* one\n* two\n*highlighted*",
+    "*first paragraph*\n***\nsecond paragraph. Any other questions?",
+    '```json\n{"a": 1}\n```',
+    "Write something. First answer\n******\nSecond answer",
+    "Fill [name] at [address].\np.s. bye",
+    "Section 1 zebra\nSection 2 zoo",
+    "First paragraph here.\n\nSecond, paragraph. My answer is yes.",
+    "Hello World, Mixed Case",
+    "",
+]
+
 CASES: dict[str, dict[str, Any]] = {
     "get_a_or_b": {"module": "ais_bench.benchmark.datasets.utils.llm_judge", "name": "get_a_or_b",
                    "kind": "map", "inputs": JUDGE_REPLIES},
@@ -38,6 +82,9 @@ CASES: dict[str, dict[str, Any]] = {
                              "kind": "evaluator", "predictions": REALWORLDQA_PREDS, "references": REALWORLDQA_REFS},
     "EDAccEvaluator": {"module": "ais_bench.benchmark.openicl.icl_evaluator", "name": "EDAccEvaluator",
                        "kind": "evaluator", "predictions": SIQA_PREDS, "references": SIQA_REFS},
+    "IFEvaluator": {"module": "ais_bench.benchmark.datasets.ifeval.ifeval", "name": "IFEvaluator",
+                    "kind": "evaluator", "predictions": IFEVAL_PREDS, "references": IFEVAL_REFS,
+                    "origin_prompt": [r["prompt"] for r in IFEVAL_REFS]},
 }
 
 _CHILD = r"""

@@ -82,3 +82,39 @@ def test_length_mismatch_is_typed():
     for name in ("LLMJudgeCorrectEvaluator", "RealworldQAEvaluator"):
         with pytest.raises(EvaluationError):
             EVALUATORS[name]().score(["A"], [])
+
+
+def _ifeval_row(iid: str, **kw):
+    return {"key": 1, "prompt": "p", "instruction_id_list": [iid], "kwargs": [kw]}
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.skipif(_has("langdetect"), reason="checks the refusal when langdetect is not installed")
+def test_ifeval_language_check_without_langdetect_is_typed():
+    from promptweave.errors import MissingExtraError
+
+    ev = EVALUATORS["ais_bench:IFEvaluator"]()
+    with pytest.raises(MissingExtraError) as err:
+        ev.score(["ALL CAPS HERE"], [_ifeval_row("change_case:english_capital")])
+    assert err.value.value == "langdetect"
+    # the case test fails first, so no language detection is needed (as in the reference)
+    got = ev.score(["Mixed Case"], [_ifeval_row("change_case:english_capital")])
+    assert got.metrics["Prompt-level-strict-accuracy"] == 0.0
+
+
+def test_ifeval_missing_argument_is_typed_not_random():
+    ev = EVALUATORS["ais_bench:IFEvaluator"]()
+    with pytest.raises(EvaluationError) as err:
+        ev.score(["some words"], [_ifeval_row("length_constraints:number_words", relation="at least")])
+    assert err.value.value == "num_words"
+
+
+def test_ifeval_is_aisbench_only():
+    # OpenCompass's IFEvaluator is another class: a plain name is not this one
+    assert EVALUATORS.get("IFEvaluator") is None or EVALUATORS.get("IFEvaluator") is not EVALUATORS[
+        "ais_bench:IFEvaluator"]

@@ -34,6 +34,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.aisbench_judge",  # AISBench's LLM-judge verdicts (get_a_or_b, LLMJudgeCorrectEvaluator)
     "promptweave.suites.realworldqa",  # RealworldQA: the ANSWER: line matched with the gold
     "promptweave.suites.siqa",  # SIQA: the reply's nearest candidate by edit distance (EDAccEvaluator)
+    "promptweave.suites.ifeval",  # IFEval as AISBench scores it (IFEvaluator)
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",
