@@ -35,6 +35,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.realworldqa",  # RealworldQA: the ANSWER: line matched with the gold
     "promptweave.suites.siqa",  # SIQA: the reply's nearest candidate by edit distance (EDAccEvaluator)
     "promptweave.suites.ifeval",  # IFEval as AISBench scores it (IFEvaluator)
+    "promptweave.suites.aisbench_text",  # AISBench's LAMBADA and MGSM rules, its Xsum alias
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",

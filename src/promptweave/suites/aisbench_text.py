@@ -1,0 +1,57 @@
+"""AISBench's small text-task rules that its shipped configs name: LAMBADA's first-word match, MGSM's exact match,
+and the ``Xsum`` registry alias (AISBench 3.1; registered under ``ais_bench:`` so OpenCompass configs keep their
+own classes)."""
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+from promptweave.errors import EvaluationError
+from promptweave.evaluate.context import EvalContext, Scores
+from promptweave.evaluate.evaluators import Evaluator
+from promptweave.evaluate.postprocess import general_postprocess, xsum_postprocess
+
+_PUNCT = re.compile("[" + re.escape(string.punctuation) + "]")
+
+
+def _check(name: str, predictions: Any, references: Any) -> None:
+    if len(predictions) != len(references):
+        raise EvaluationError(f"{name}: {len(predictions)} predictions but {len(references)} references",
+                              field="evaluator", expected="one prediction per test row")
+
+
+class LambadaEvaluator(Evaluator):
+    """``accuracy``: the reply's first word (cut at its first punctuation mark) equals the gold, both through
+    ``general_postprocess``."""
+
+    name = "LambadaEvaluator"
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        _check(self.name, predictions, references)
+        correct, details = [], []
+        for pred, ref in zip(predictions, references):
+            word = _PUNCT.split(str(pred).strip().split(" ")[0])[0]
+            ok = general_postprocess(word) == general_postprocess(str(ref))
+            correct.append(ok)
+            details.append({"pred": word, "answer": ref, "correct": ok})
+        n = len(correct)
+        return Scores({"accuracy": 100.0 * sum(correct) / n if n else 0.0}, correct, details)
+
+
+class MGSMEvaluator(Evaluator):
+    """``accuracy``: the (post-processed) prediction equals the gold exactly."""
+
+    name = "MGSM_Evaluator"
+
+    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
+        _check(self.name, predictions, references)
+        correct = [r == p for p, r in zip(predictions, references)]
+        details = [{"references": r, "predictions": p, "correct": ok}
+                   for p, r, ok in zip(predictions, references, correct)]
+        n = len(correct)
+        return Scores({"accuracy": sum(correct) / n * 100 if n else 0.0}, correct, details)
+
+
+EVALUATORS = {"ais_bench:LambadaEvaluator": LambadaEvaluator, "ais_bench:MGSM_Evaluator": MGSMEvaluator}
+POSTPROCESSORS = {"Xsum": xsum_postprocess}
