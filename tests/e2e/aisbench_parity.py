@@ -202,6 +202,33 @@ AIME_REPLIES = {**{i: f"The answer is \\boxed{{{70 + i if i % 3 else 1}}} [q{10 
                 19: "A"}
 
 
+IFEVAL_ROWS = [
+    ("punctuation:no_comma", {}), ("detectable_format:title", {}),
+    ("keywords:existence", {"keywords": ["apple"]}), ("length_constraints:number_words",
+                                                      {"relation": "at least", "num_words": 6}),
+    ("detectable_format:number_bullet_lists", {"num_bullets": 2}), ("startend:end_checker",
+                                                                    {"end_phrase": "Any other questions?"}),
+]
+
+
+def _ifeval(root: Path) -> None:
+    rows = []
+    for i, (iid, kw) in enumerate(IFEVAL_ROWS):
+        full = {"num_words": None, "relation": None, "keywords": None, "num_bullets": None, "end_phrase": None, **kw}
+        rows.append({"key": 1000 + i, "prompt": f"[q{i}] Write about fruit.", "instruction_id_list": [iid],
+                     "kwargs": [full]})
+    _jsonl(root / "ifeval" / "input_data.jsonl", rows)
+
+
+def _siqa(root: Path) -> None:
+    base = root / "siqa"
+    for stem, off in (("train", 90), ("dev", 0)):
+        recs = [{"context": f"[q{off + i}] Tracy went home.", "question": "Why?", "answerA": "to sleep",
+                 "answerB": "to eat dinner", "answerC": "to go to work"} for i in range(6)]
+        _jsonl(base / f"{stem}.jsonl", recs)
+        (base / f"{stem}-labels.lst").write_text("".join(f"{1 + i % 3}\n" for i in range(6)), encoding="utf-8")
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -319,6 +346,13 @@ CASES = [
          model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
     # an LLM-judged config: the candidate's replies sent to the judge (its own prompt, system turn and model
     # settings), the judge's replies through get_a_or_b and LLMJudgeCorrectEvaluator: <abbr>-judge
+    # AISBench's own rules, native: IFEval's instruction checks, SIQA's nearest candidate by edit distance
+    Case("ifeval", "ifeval.ifeval_0_shot_gen_str", "ifeval_datasets", _ifeval,
+         {0: "No commas here", 1: "<<Fruit>>\nApples", 2: "An Apple a day", 3: "Too short", 4: "* a\n* b",
+          5: "Fruit is good. Any other questions?"}, abbrs=["ifeval"]),
+    Case("siqa", "siqa.siqa_gen_0_shot_chat", "siqa_datasets", _siqa,
+         {0: "A", 1: "B. to eat dinner", 2: "to go to work", 3: "C", 4: "I think to sleep", 5: "none"},
+         abbrs=["siqa"]),
     Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,
          AIME_REPLIES, abbrs=["aime2025-judge"], judged=True),
 ]

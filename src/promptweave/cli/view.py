@@ -87,10 +87,13 @@ def view_cmd(
                     warnings.warn(note, PromptweaveWarning, stacklevel=1)
                 rows = index if index else list(range(min(n, len(spec.test))))
                 if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                    from promptweave.evaluate.judge_stage import judge_abbr
                     from promptweave.evaluate.judge_view import judge_records, show_judge
 
+                    stage = judge_abbr(cfg.datasets[i])  # an AISBench judge stage's results are <abbr>-<judge>
+                    name = f"{spec.abbr}-{stage}" if stage else spec.abbr
                     for m in models:
-                        for rec in judge_records(judge, m.abbr, spec.abbr, rows):
+                        for rec in judge_records(judge, m.abbr, name, rows):
                             records.append(rec)
                             if not as_json:
                                 show_judge(console, rec)
