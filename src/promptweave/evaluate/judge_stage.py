@@ -104,13 +104,13 @@ class JudgeStage(GenericLLMEvaluator):
     needs = frozenset({"judge", "rows"})
 
     def __init__(self, judge_infer_cfg: Mapping[str, Any], inner: Any,
-                 reply_posts: Sequence[Callable[[Any], Any]] = (), *, where: str) -> None:
+                 reply_posts: Sequence[Callable[[Any], Any] | None] = (), *, where: str) -> None:
         cfg = check_judge_infer_cfg(judge_infer_cfg, where=where)
         judge_model = {k: v for k, v in dict(cfg["judge_model"]).items() if k != "pred_postprocessor"}
         # AISBench's judge inference applies no postprocessor of the judge model's own
         super().__init__(prompt_template=cfg["prompt_template"], judge_cfg=judge_model, where=where)
         self.inner = inner
-        self.reply_posts = [p for p in reply_posts if p is not None]
+        self.reply_posts: list[Callable[[Any], Any]] = [p for p in reply_posts if p is not None]
         self.inner_name = str(getattr(inner, "name", type(inner).__name__))
         self.needs = frozenset({"judge", "rows"}) | (getattr(inner, "needs", frozenset()) - {"judge"})
 

@@ -65,8 +65,8 @@ def start_offsets(n: int, rate: float, traffic: Mapping[str, Any] | None = None,
     """Seconds after a batch begins at which each of its ``n`` requests may start (``[]``: not paced)."""
     traffic = traffic or {}
     ramp = traffic.get("ramp_up_strategy")
-    start_rps, end_rps = traffic.get("ramp_up_start_rps"), traffic.get("ramp_up_end_rps")
-    final = float(end_rps) if ramp else float(rate or 0)
+    start_rps, end_rps = float(traffic.get("ramp_up_start_rps") or 0), float(traffic.get("ramp_up_end_rps") or 0)
+    final = end_rps if ramp else float(rate or 0)
     if n <= 0 or final < MIN_RATE:
         return []
     burst = float(traffic.get("burstiness", 1.0))
@@ -75,9 +75,9 @@ def start_offsets(n: int, rate: float, traffic: Mapping[str, Any] | None = None,
     for i in range(n):
         progress = i / max(n - 1, 1)
         if ramp == "linear":
-            r = float(start_rps) + (float(end_rps) - float(start_rps)) * progress
+            r = start_rps + (end_rps - start_rps) * progress
         elif ramp == "exponential":
-            r = float(end_rps) if float(start_rps) <= 0 else float(start_rps) * (float(end_rps) / float(start_rps)) ** progress
+            r = end_rps if start_rps <= 0 else start_rps * (end_rps / start_rps) ** progress
         else:
             r = float(rate)
         if r < 1e-9:

@@ -29,14 +29,15 @@ class LambadaEvaluator(Evaluator):
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         _check(self.name, predictions, references)
-        correct, details = [], []
+        correct: list[bool | None] = []
+        details = []
         for pred, ref in zip(predictions, references):
             word = _PUNCT.split(str(pred).strip().split(" ")[0])[0]
             ok = general_postprocess(word) == general_postprocess(str(ref))
             correct.append(ok)
             details.append({"pred": word, "answer": ref, "correct": ok})
         n = len(correct)
-        return Scores({"accuracy": 100.0 * sum(correct) / n if n else 0.0}, correct, details)
+        return Scores({"accuracy": 100.0 * sum(1 for c in correct if c) / n if n else 0.0}, correct, details)
 
 
 class MGSMEvaluator(Evaluator):
@@ -46,11 +47,11 @@ class MGSMEvaluator(Evaluator):
 
     def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
         _check(self.name, predictions, references)
-        correct = [r == p for p, r in zip(predictions, references)]
+        correct: list[bool | None] = [r == p for p, r in zip(predictions, references)]
         details = [{"references": r, "predictions": p, "correct": ok}
                    for p, r, ok in zip(predictions, references, correct)]
         n = len(correct)
-        return Scores({"accuracy": sum(correct) / n * 100 if n else 0.0}, correct, details)
+        return Scores({"accuracy": sum(1 for c in correct if c) / n * 100 if n else 0.0}, correct, details)
 
 
 EVALUATORS = {"ais_bench:LambadaEvaluator": LambadaEvaluator, "ais_bench:MGSM_Evaluator": MGSMEvaluator}

@@ -343,7 +343,8 @@ class IFEvaluator(Evaluator):
                                   field="evaluator", expected="one prediction per test row")
         prompts = list(ctx.prompts) if ctx is not None and ctx.prompts is not None else []
         p_strict = p_loose = i_strict = i_loose = i_total = 0
-        correct, details = [], []
+        correct: list[bool | None] = []
+        details: list[dict] = []
         for n, (pred, ref) in enumerate(zip(predictions, references)):
             if not isinstance(ref, Mapping) or not isinstance(ref.get("instruction_id_list"), list):
                 raise EvaluationError(f"{self.name} needs each gold as the IFEval record (instruction_id_list, "

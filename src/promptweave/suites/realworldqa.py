@@ -28,7 +28,8 @@ class RealworldQAEvaluator(Evaluator):
         if len(predictions) != len(references):
             raise EvaluationError(f"{self.name}: {len(predictions)} predictions but {len(references)} references",
                                   field="evaluator", expected="one prediction per test row")
-        correct, details = [], []
+        correct: list[bool | None] = []
+        details = []
         for pred, ref in zip(predictions, references):
             gold = ref.get("answer", "") if isinstance(ref, dict) else ref
             got = extract_answer(pred)
@@ -38,7 +39,7 @@ class RealworldQAEvaluator(Evaluator):
             details.append({"origin_prediction": pred, "pred": got, "answer": gold, "normalized_prediction": p_norm,
                             "normalized_answer": g_norm, "correct": ok})
         n = len(correct)
-        return Scores({"accuracy": 100 * sum(correct) / n if n else 0}, correct, details)
+        return Scores({"accuracy": 100 * sum(1 for c in correct if c) / n if n else 0}, correct, details)
 
 
 EVALUATORS = {"RealworldQAEvaluator": RealworldQAEvaluator, "ais_bench:RealworldQAEvaluator": RealworldQAEvaluator}

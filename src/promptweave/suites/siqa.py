@@ -32,7 +32,8 @@ class EDAccEvaluator(Evaluator):
         if len(predictions) != len(references):
             raise EvaluationError(f"{self.name}: {len(predictions)} predictions but {len(references)} references",
                                   field="evaluator", expected="one prediction per test row")
-        correct, details = [], []
+        correct: list[bool | None] = []
+        details = []
         for pred, ref in zip(predictions, references):
             if not isinstance(ref, Mapping) or "candidates" not in ref or "label" not in ref:
                 raise EvaluationError(f"{self.name} needs each gold as {{'candidates': [...], 'label': n}}",
@@ -43,7 +44,7 @@ class EDAccEvaluator(Evaluator):
             correct.append(ok)
             details.append({"pred": got, "answer": ref["label"], "correct": ok})
         n = len(correct)
-        return Scores({"accuracy": 100 * sum(correct) / n if n else 0.0}, correct, details)
+        return Scores({"accuracy": 100 * sum(1 for c in correct if c) / n if n else 0.0}, correct, details)
 
 
 EVALUATORS = {"EDAccEvaluator": EDAccEvaluator}
