@@ -229,6 +229,22 @@ def _siqa(root: Path) -> None:
         (base / f"{stem}-labels.lst").write_text("".join(f"{1 + i % 3}\n" for i in range(6)), encoding="utf-8")
 
 
+REALWORLDQA = [("[q0] Which way does the road turn?", "Left"), ("[q1] How many cars are there?", "3"),
+               ("[q2] Is the light red?", "No"), ("[q3] What colour is the sign?", "Blue")]
+
+
+def _realworldqa(root: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = root / "RealworldQA" / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    rows = [{"question": q, "answer": a, "image": {"bytes": png(rgb=(40 * i, 90, 10)), "path": f"{i}.png"}}
+            for i, (q, a) in enumerate(REALWORLDQA)]
+    pq.write_table(pa.Table.from_pylist(rows[:2]), d / "test-00000-of-00002.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[2:]), d / "test-00001-of-00002.parquet")
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -353,6 +369,9 @@ CASES = [
     Case("siqa", "siqa.siqa_gen_0_shot_chat", "siqa_datasets", _siqa,
          {0: "A", 1: "B. to eat dinner", 2: "to go to work", 3: "C", 4: "I think to sleep", 5: "none"},
          abbrs=["siqa"]),
+    Case("realworldqa", "realworldqa.realworldqa_gen_base64", "realworldqa_datasets", _realworldqa,
+         {0: "The road bends.\nANSWER: left", 1: "ANSWER: 4", 2: "answer: no", 3: "It is blue.\nANSWER: Blue"},
+         abbrs=["realworldqa"]),
     Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,
          AIME_REPLIES, abbrs=["aime2025-judge"], judged=True),
 ]
