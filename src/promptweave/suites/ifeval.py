@@ -56,7 +56,7 @@ def _detect_language(text: str) -> str | None:
     except ImportError:
         raise MissingExtraError("this IFEval instruction detects the reply's language, which needs langdetect",
                                 field="evaluator", value="langdetect",
-                                expected="pip install langdetect (the ifeval extra)") from None
+                                expected="pip install 'promptweave[ifeval]' (langdetect)") from None
     try:
         return langdetect.detect(text)
     except langdetect.LangDetectException:
@@ -68,7 +68,8 @@ def _punkt(what: str) -> Any:
         import nltk
     except ImportError:
         raise MissingExtraError(f"IFEval's {what} needs nltk", field="evaluator", value="nltk",
-                                expected="pip install nltk, then python -m nltk.downloader punkt punkt_tab") from None
+                                expected="pip install 'promptweave[ifeval]', then python -m nltk.downloader punkt "
+                                         "punkt_tab") from None
     return nltk
 
 
