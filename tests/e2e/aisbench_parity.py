@@ -381,7 +381,7 @@ BY_NAME = {c.name: c for c in CASES}
 # -- runs ---------------------------------------------------------------------------------------------------
 
 
-def _setup(case: Case, tmp: Path, port: int) -> tuple[Path, Path]:
+def setup_case(case: Case, tmp: Path, port: int) -> tuple[Path, Path]:
     cache = tmp / "cache"
     case.data(cache / "ais_bench" / "datasets")
     cfg = tmp / f"eval_{case.name}.py"
@@ -405,7 +405,7 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
     from promptweave.cli.app import app
 
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         old = os.environ.get("AIS_BENCH_DATASETS_CACHE")
         os.environ["AIS_BENCH_DATASETS_CACHE"] = str(cache)
         try:
@@ -446,7 +446,7 @@ def run_promptweave_in(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """promptweave (this tree's, ``src`` first on the path) run by ``venv``'s interpreter, as its CLI: the
     environment AISBench users have (ais_bench installed with its dependencies, numpy 1.26, torch CPU)."""
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PYTHONPATH=str(SRC), HF_HUB_OFFLINE="1",
                    HF_DATASETS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
@@ -469,7 +469,7 @@ def _numeric(metrics: dict) -> dict[str, float]:
 def run_reference(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """AISBench's own CLI on the same config, data and server: its scores and the requests it sent."""
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         work = tmp / "ref_work"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PATH=f"{venv / 'bin'}:{env.get('PATH', '')}",

@@ -5,14 +5,13 @@ are compared with AISBench's own run in ``test_aisbench_parity.py``, case ``aime
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
-from tests.e2e.aisbench_parity import BY_NAME, _setup
+from tests.e2e.aisbench_parity import BY_NAME, setup_case
 
 CASE = BY_NAME["aime2025_llmjudge"]
 
@@ -21,7 +20,7 @@ CASE = BY_NAME["aime2025_llmjudge"]
 def judged(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with CASE.server() as server:
-        cfg, cache = _setup(CASE, tmp_path, server.port)
+        cfg, cache = setup_case(CASE, tmp_path, server.port)
         monkeypatch.setenv("AIS_BENCH_DATASETS_CACHE", str(cache))
         yield cfg, server
 
@@ -82,4 +81,3 @@ def test_dry_run_names_the_judged_task(judged, tmp_path):
     res = CliRunner().invoke(app, ["run", str(cfg), "-w", str(tmp_path / "w"), "--dry-run"])
     assert res.exit_code == 0, res.output
     assert "aime2025-judge" in res.output and server.total_received == 0
-    assert os.environ.get("AIS_BENCH_DATASETS_CACHE")
