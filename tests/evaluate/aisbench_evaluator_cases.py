@@ -72,6 +72,18 @@ IFEVAL_PREDS = [
     "",
 ]
 
+
+
+def _hle_reply(correct: str, confidence: int) -> str:
+    return json.dumps({"extracted_final_answer": "x", "reasoning": "r", "correct": correct,
+                       "confidence": confidence, "strict": True}, indent=2)
+
+
+HLE_SMALL = [_hle_reply("yes", 90), _hle_reply("no", 80), "not json", _hle_reply("yes", 100),
+             '{"correct": "yes",\n "confidence": 55}', _hle_reply("no", 10)]
+# 250 rows: two full bins of 100 and a last one of 50, confidences with ties
+HLE_LARGE = [_hle_reply("yes" if (i * 7) % 3 else "no", (i * 37) % 101) for i in range(250)]
+
 CASES: dict[str, dict[str, Any]] = {
     "get_a_or_b": {"module": "ais_bench.benchmark.datasets.utils.llm_judge", "name": "get_a_or_b",
                    "kind": "map", "inputs": JUDGE_REPLIES},
@@ -90,6 +102,10 @@ CASES: dict[str, dict[str, Any]] = {
                        "predictions": ["12", "7", "3.0", "5"], "references": ["12", "8", "3", "5"]},
     "Xsum": {"module": "ais_bench.benchmark.datasets.xsum", "name": "Xsum_postprocess", "kind": "map",
              "inputs": ["  A summary.\nMore text", "\n\nLate start\nx", "one line"]},
+    "HLEJudgeEvaluator": {"module": "ais_bench.benchmark.datasets.hle", "name": "HLEJudgeEvaluator",
+                          "kind": "evaluator", "predictions": HLE_SMALL, "references": ["a"] * len(HLE_SMALL)},
+    "HLEJudgeEvaluator_250": {"module": "ais_bench.benchmark.datasets.hle", "name": "HLEJudgeEvaluator",
+                              "kind": "evaluator", "predictions": HLE_LARGE, "references": ["a"] * 250},
     "IFEvaluator": {"module": "ais_bench.benchmark.datasets.ifeval.ifeval", "name": "IFEvaluator",
                     "kind": "evaluator", "predictions": IFEVAL_PREDS, "references": IFEVAL_REFS,
                     "origin_prompt": [r["prompt"] for r in IFEVAL_REFS]},
@@ -113,7 +129,8 @@ for key, c in cases.items():
     if isinstance(details, list):
         rows = [{k: v for k, v in d.items() if k in ("correct", "is_strict_correct", "is_loose_correct", "pred",
                                                         "grade")} for d in details]
-    out[key] = {"metrics": {k: v for k, v in res.items() if isinstance(v, (int, float))}, "rows": rows}
+    out[key] = {"metrics": {k: v for k, v in res.items() if isinstance(v, (int, float))}, "rows": rows,
+                "text": {k: v for k, v in res.items() if isinstance(v, str)}}
 print("@@" + json.dumps(out, default=str))
 """
 

@@ -36,6 +36,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.siqa",  # SIQA: the reply's nearest candidate by edit distance (EDAccEvaluator)
     "promptweave.suites.ifeval",  # IFEval as AISBench scores it (IFEvaluator)
     "promptweave.suites.aisbench_text",  # AISBench's LAMBADA and MGSM rules, its Xsum alias
+    "promptweave.suites.hle",  # HLE: the judge's JSON verdicts, accuracy and calibration (HLEJudgeEvaluator)
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",
