@@ -245,6 +245,31 @@ def _realworldqa(root: Path) -> None:
     pq.write_table(pa.Table.from_pylist(rows[2:]), d / "test-00001-of-00002.parquet")
 
 
+# HLE judged: the candidate's reply carries a [q1N] marker the judge prompt quotes, and the judge answers in the
+# JSON its response_format asks for
+HLE = [(f"[q{i}] What is the {i}th prime?", str([2, 3, 5, 7, 11, 13][i])) for i in range(6)]
+
+
+def _hle_verdict(correct: str, confidence: int) -> str:
+    return json.dumps({"extracted_final_answer": "x", "reasoning": "r", "correct": correct,
+                       "confidence": confidence, "strict": True})
+
+
+HLE_REPLIES = {**{i: f"Explanation: it is.\nAnswer: {i} [q{10 + i}]\nConfidence: 80%" for i in range(6)},
+               10: _hle_verdict("yes", 90), 11: _hle_verdict("no", 70), 12: "not json",
+               13: _hle_verdict("yes", 100), 14: _hle_verdict("no", 20), 15: _hle_verdict("yes", 60)}
+
+
+def _hle(root: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = root / "hle" / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist([{"id": str(i), "question": q, "answer": a, "image": ""}
+                                         for i, (q, a) in enumerate(HLE)]), d / "test-00000-of-00001.parquet")
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -372,6 +397,8 @@ CASES = [
     Case("realworldqa", "realworldqa.realworldqa_gen_base64", "realworldqa_datasets", _realworldqa,
          {0: "The road bends.\nANSWER: left", 1: "ANSWER: 4", 2: "answer: no", 3: "It is blue.\nANSWER: Blue"},
          abbrs=["realworldqa"]),
+    Case("hle_llmjudge", "hle.hle_llmjudge", "hle_datasets", _hle, HLE_REPLIES, abbrs=["hle-judge"],
+         judged=True),
     Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,
          AIME_REPLIES, abbrs=["aime2025-judge"], judged=True),
 ]

@@ -18,9 +18,28 @@ from typing import Any
 
 import numpy as np
 
+from promptweave.data.loaders.base import LoadContext, Splits, rows
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator
+from promptweave.prompt.multimodal import build_content
+
+
+def hle_parquet(ctx: LoadContext, path: str, **_: Any) -> Splits:
+    """AISBench's HLE rows: one Parquet file, each row's question (and its image, when the row has one) as the
+    multimodal ``content``, and ``answer``."""
+    from promptweave.data.sources import read_parquet
+
+    f = ctx.find(path)
+    split = read_parquet(f)
+    items = []
+    for loc, r in zip(split.where, split.rows):
+        parts = [("text", str(r.get("question") or ""))]
+        image = r.get("image")
+        if isinstance(image, str) and image:
+            parts.append(("image", image))
+        items.append((loc, {"content": build_content(parts), "answer": r.get("answer") or ""}))
+    return rows(items, f)
 
 
 def parse_verdict(reply: Any) -> dict[str, Any] | None:
@@ -79,3 +98,5 @@ class HLEJudgeEvaluator(Evaluator):
 
 
 EVALUATORS = {"ais_bench:HLEJudgeEvaluator": HLEJudgeEvaluator, "HLEJudgeEvaluator": HLEJudgeEvaluator}
+# AISBench's HLEDataset (OpenCompass's, of the same name, reads a hub folder: data/loaders/hub.py)
+LOADERS = {"ais_bench:HLEDataset": hle_parquet}
