@@ -87,7 +87,7 @@ EVAL_KEYS: dict[str, Key] = {
     "model_postprocessor": Key(REFUSED, "OpenCompass's model-based answer extraction is not run here; remove "
                                         "model_postprocessor or score with the reference"),
     "sc_size": Key(USED, "self-consistency: the number of samples voted on"),
-    "k": Key(USED, "read by evaluators that take it (pass@k)"),
+    "k": Key(INERT, "not read by the references' evaluation either (an evaluator takes k in its own dict)"),
     "analyze_contamination": Key(REFUSED, "OpenCompass's contamination analysis (per-subset scores) is not run here; "
                                           "remove analyze_contamination", inert_values=(False,)),
     "ds_column": Key(INERT, "not read by the reference's evaluation either"),
