@@ -270,6 +270,15 @@ def _hle(root: Path) -> None:
                                          for i, (q, a) in enumerate(HLE)]), d / "test-00000-of-00001.parquet")
 
 
+def _longbench_v2(root: Path) -> None:
+    recs = [{"_id": str(i), "domain": "d", "question": f"[q{i}] Which one?", "context": "A long text. " * 20,
+             "answer": "ABCD"[i % 4], "choice_A": "a", "choice_B": "b", "choice_C": "c", "choice_D": "d",
+             "difficulty": ("easy", "hard")[i % 2], "length": ("short", "medium", "long")[i % 3]} for i in range(6)]
+    p = root / "LongBench-v2" / "data.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(recs), encoding="utf-8")
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -397,6 +406,9 @@ CASES = [
     Case("realworldqa", "realworldqa.realworldqa_gen_base64", "realworldqa_datasets", _realworldqa,
          {0: "The road bends.\nANSWER: left", 1: "ANSWER: 4", 2: "answer: no", 3: "It is blue.\nANSWER: Blue"},
          abbrs=["realworldqa"]),
+    Case("longbench_v2", "longbenchv2.longbenchv2_gen_75fbba", "LongBenchv2_datasets", _longbench_v2,
+         {0: "The correct answer is (A)", 1: "The correct answer is (B)", 2: "(A)", 3: "D", 4: "answer A",
+          5: "The correct answer is (C)"}, abbrs=["LongBenchv2"]),
     Case("hle_llmjudge", "hle.hle_llmjudge", "hle_datasets", _hle, HLE_REPLIES, abbrs=["hle-judge"],
          judged=True),
     Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,

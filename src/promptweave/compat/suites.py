@@ -37,6 +37,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.ifeval",  # IFEval as AISBench scores it (IFEvaluator)
     "promptweave.suites.aisbench_text",  # AISBench's LAMBADA and MGSM rules, its Xsum alias
     "promptweave.suites.hle",  # HLE: the judge's JSON verdicts, accuracy and calibration (HLEJudgeEvaluator)
+    "promptweave.suites.longbench_v2",  # LongBench v2: loader, accuracy per difficulty and length
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",
