@@ -413,3 +413,21 @@ class HubNetworkError(DataFetchError):
     """The hub (``$HF_ENDPOINT``, else huggingface.co) could not be reached, or a transfer from it failed."""
 
     code = "PW275"
+
+
+# -- AISBench judge stage and the config-key table --
+class JudgeStageError(JudgeError):
+    """A dataset's ``judge_infer_cfg`` (AISBench's judge stage) is malformed or asks for what is not run here."""
+
+    code = "PW650"
+
+
+class UnimplementedKeyError(UnsupportedError):
+    """A config key promptweave knows but does not implement, and which would change what is sent or scored:
+    refused at plan time (``compat/config_keys.py``) rather than ignored."""
+
+    code = "PW195"
+
+
+class UnknownConfigKeyWarning(PromptweaveWarning):
+    """A dataset / model / eval config key that is in no reference's table of keys (a typo, or a newer release's)."""

@@ -116,11 +116,14 @@ def show_prompts(req: ViewRequest) -> None:
                 if note:
                     warnings.warn(note, PromptweaveWarning, stacklevel=1)
                 rows = req.index if req.index else list(range(min(req.n, len(spec.test))))
-                if req.judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                if req.judge is not None:  # the judge's prompts from the run's predictions
+                    from promptweave.evaluate.judge_stage import judge_abbr
                     from promptweave.evaluate.judge_view import judge_records, show_judge
 
+                    stage = judge_abbr(cfg.datasets[i])  # an AISBench judge stage's results are <abbr>-<judge>
+                    name = f"{spec.abbr}-{stage}" if stage else spec.abbr
                     for m in models:
-                        for rec in judge_records(req.judge, m.abbr, spec.abbr, rows):
+                        for rec in judge_records(req.judge, m.abbr, name, rows):
                             records.append(rec)
                             if not req.as_json:
                                 show_judge(console, rec)

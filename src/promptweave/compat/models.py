@@ -132,7 +132,7 @@ IGNORED_ARGS: dict[str, str] = {
     "run_cfg": "promptweave schedules tasks itself (num_gpus / num_procs are not used)",
     "attr": "AISBench's local/service marker; the type decides the backend",
     "stream": "the body says stream=false and the reply is read whole",
-    "request_rate": "use rpm or query_per_second",
+    "request_rate": "only AISBench's service model types pace requests by it; use rpm or query_per_second",
     "use_timestamp": "AISBench's trace replay is not supported",
     "trust_remote_code": "remote code in checkpoints is never run",
     "end_str": "use stop_words",
@@ -200,6 +200,8 @@ def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     for key, why in IGNORED_ARGS.items():
         if key == "stream" and (not cfg.get(key) or is_service_type(name)):
             continue  # stream=False is what is done anyway; AISBench's service classes stream as it does
+        if key == "request_rate" and is_service_type(name):
+            continue  # AISBench's service classes pace request starts by it (models/pacing.py)
         if key in cfg and why:
             out.append(f"{key} is ignored: {why}")
     if "peft_path" in cfg and cfg.get("peft_path"):

@@ -14,14 +14,14 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 SUITES: tuple[str, ...] = (
-    "promptweave.suites.hle",  # Humanity's Last Exam: loader
+    "promptweave.suites.hle",  # Humanity's Last Exam: loaders, the judge's JSON verdicts (HLEJudgeEvaluator)
     "promptweave.suites.iwslt2017",  # IWSLT 2017: loader
     "promptweave.suites.simpleqa",  # SimpleQA: loader, judge postprocessor (LiveReasonBench's too)
     "promptweave.suites.olymmath",  # OlymMATH: loader
     "promptweave.suites.smolinstruct",  # SMolInstruct: loader
     "promptweave.suites.mrcr",  # MRCR: loader and evaluator
     "promptweave.suites.infovqa",  # InfoVQA: loader
-    "promptweave.suites.realworldqa",  # RealWorldQA: loader
+    "promptweave.suites.realworldqa",  # RealWorldQA: loader, the ANSWER: line matched with the gold
     "promptweave.suites.vocalsound",  # VocalSound: loader
     "promptweave.suites.videomme",  # Video-MME: loader
     "promptweave.suites.fofo",  # FoFo: loader
@@ -53,7 +53,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.supergpqa",  # SuperGPQA: its judge-output postprocessor
     "promptweave.suites.inverse_ifeval",  # Inverse IFEval: its judge prompt template
     "promptweave.suites.humaneval",  # HumanEval, HumanEval-X: loaders and completion postprocessors
-    "promptweave.suites.ifeval",  # IFEval: loader
+    "promptweave.suites.ifeval",  # IFEval: loader, scored as AISBench scores it (IFEvaluator)
     "promptweave.suites.docvqa",  # DocVQA: loader
     "promptweave.suites.mmstar",  # MMStar: loader
     "promptweave.suites.textvqa",  # TextVQA: loader
@@ -71,7 +71,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.mmlu",  # MMLU, MMLU-Pro, MMLU-CF, MMLU-Arabic, CMMLU: loaders
     "promptweave.suites.ceval",  # C-Eval: loader
     "promptweave.suites.commonsenseqa",  # CommonsenseQA (and its Chinese version): loaders
-    "promptweave.suites.siqa",  # Social IQa: loaders
+    "promptweave.suites.siqa",  # Social IQa: loaders, the nearest candidate by edit distance (EDAccEvaluator)
     "promptweave.suites.piqa",  # PIQA: loaders
     "promptweave.suites.hellaswag",  # HellaSwag: loaders
     "promptweave.suites.winogrande",  # WinoGrande: loaders
@@ -101,6 +101,9 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.flores",  # FLORES: loader, first-line (and jieba-segmented Chinese) postprocessors, BLEU
     "promptweave.suites.livemathbench",  # LiveMathBench: loader and its rule-based evaluator
     "promptweave.suites.aisbench",  # AISBench's own rules where a name means something else in OpenCompass
+    "promptweave.suites.aisbench_judge",  # AISBench's LLM-judge verdicts (get_a_or_b, LLMJudgeCorrectEvaluator)
+    "promptweave.suites.aisbench_text",  # AISBench's LAMBADA and MGSM rules, its Xsum alias
+    "promptweave.suites.longbench_v2",  # LongBench v2: loader, accuracy per difficulty and length
     "promptweave.suites.infinitebench",  # InfiniteBench: its twelve tasks' loaders and scoring rules
     "promptweave.suites.babilong",  # BABILong: its loader (prompts read from the installed reference's source)
     "promptweave.suites.leval",  # L-Eval: long-document exams and generation tasks (OpenCompass and AISBench)

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from promptweave.compat.models import MODEL_TYPES, resolve_model_type
 from promptweave.errors import ConfigError, PromptweaveError, UnsupportedError
 from promptweave.models.base import GenerationParams
+from promptweave.models.pacing import traffic_settings
 
 # kept for callers that test membership; the registry (compat/models.py) is the source
 HF_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "hf"}
@@ -388,11 +389,24 @@ def _build_aisbench_service(cfg: Any, name: str, retry_overrides: Mapping[str, A
         timeout=float(cfg_get(cfg, "timeout", 120.0)),
         **reply_limits(cfg),
         revision=cfg_get(cfg, "revision"),
+        request_rate=_request_rate(cfg),
+        traffic=traffic_settings(cfg_get(cfg, "traffic_cfg")),
     )
     if cfg_get(cfg, "backoff_base") is not None:
         kw["backoff_base"] = float(cfg_get(cfg, "backoff_base"))
     kw.update(retry_overrides or {})
     return AISBenchServiceModel(view, type_name=type_name(cfg), name=name, **kw)
+
+
+def _request_rate(cfg: Any) -> float | None:
+    """AISBench's ``request_rate`` (requests started per second; 0 or absent: not paced), checked."""
+    rate = cfg_get(cfg, "request_rate")
+    if rate is None:
+        return None
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate < 0:
+        raise ConfigError("request_rate must be a number >= 0 (requests started per second; 0: not paced)",
+                          field="models[].request_rate", value=rate)
+    return float(rate) or None
 
 
 def batching_note(cfg: Any, abbr: str) -> str | None:

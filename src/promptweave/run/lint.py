@@ -187,6 +187,13 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     for t in tasks:
                         if t.refused is not None:
                             raise t.refused
+                    from promptweave.compat.bridge import check_runnable
+
+                    check_runnable(tasks, file=str(path))  # what run refuses before sending, lint refuses too
+                    if no_data:  # with data, planning has read the rows already
+                        from promptweave.run.plan import check_loader_runnable
+
+                        check_loader_runnable(cfg.datasets[i], file=str(path), where=f"datasets[{i}]")
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
                     report.add(exc, prefix=f"{pair}: ")

@@ -145,6 +145,10 @@ def plan_tasks(run: OpenedRun, config: Config | None = None, *, datasets: Sequen
 
         mark_refused(tasks, opts.allow_code_exec)
     run.prepare(tasks)
+    if opts.dry_run:  # what run refuses before sending (a reference class it cannot import), listed as refused
+        from promptweave.compat.bridge import mark_unrunnable
+
+        mark_unrunnable(tasks, file=run.file)
     return tasks
 
 

@@ -20,7 +20,7 @@ from promptweave.data.loaders.base import LoadContext, Splits
 from promptweave.data.sources import Split
 from promptweave.errors import DataError, DataNotFoundError, LoaderError
 
-NOT_LOAD_ARGS = frozenset({"type", "abbr", "reader_cfg", "infer_cfg", "eval_cfg", "k", "n"})
+NOT_LOAD_ARGS = frozenset({"type", "abbr", "reader_cfg", "infer_cfg", "eval_cfg", "judge_infer_cfg", "k", "n"})
 
 NATIVE = "native"
 BRIDGE = "reference bridge"
