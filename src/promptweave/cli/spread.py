@@ -16,7 +16,7 @@ def _pct(x: Any) -> str:
 
 
 @app.command("spread")
-@run_options("select", "policy", "execute", workdir={"default": ..., "help": "Where variants/<k>/ (run's layout), "
+@run_options("select", "policy", "scoring", "execute", workdir={"default": ..., "help": "Where variants/<k>/ (run's layout), "
                                                     "spread.json and the response cache go; rerun the same command "
                                                     "to resume."})
 def spread_cmd(

@@ -71,7 +71,7 @@ def require_task(evaluation: Any, *, task: str, file: str | None = None, retriev
              if p is not None]
     parts = [*posts, *([retriever] if retriever is not None else [])]
     # missing packages only: an evaluator that says itself it cannot score here (``unavailable()``, e.g. LawBench
-    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared, as before
+    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared or a config linted
     found = _problem(ev, parts, own_check=False, rows=getattr(evaluation, "test_rows", ()) or ())
     if found:
         msg, fix = found
