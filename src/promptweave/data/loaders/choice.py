@@ -33,9 +33,9 @@ def mmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
 
 
 def _mmlu_csv(ctx: LoadContext, root: Path, name: str) -> Splits:
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}_{split}.csv")
+    for split, f in zip(splits, ctx.members(root, *[f"{s}/{name}_{s}.csv" for s in splits])):
         out[split] = rows(((loc, dict(zip(("input", "A", "B", "C", "D", "target"), _fields(ctx, r, 6, f, loc))))
                            for loc, r in csv_records(f)), f)
     return out
@@ -77,10 +77,9 @@ def earth_silver_mcq(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot"
 
 def cmmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
     """``<path>/{dev,test}/<name>.csv`` with a header: index, question, A-D, answer."""
-    root = ctx.find(path)
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.csv" for s in splits])):
         recs = csv_records(f)[1:]
         out[split] = rows(((loc, dict(zip(("question", "A", "B", "C", "D", "answer"),
                                           _fields(ctx, r, 7, f, loc)[1:]))) for loc, r in recs), f)
@@ -89,10 +88,9 @@ def cmmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
 
 def ceval(ctx: LoadContext, path: str, name: str, local_mode: bool = False) -> Splits:
     """``<path>/{dev,val,test}/<name>_<split>.csv`` with a header; ``explanation``/``answer`` default to ''."""
-    root = ctx.find(path, local_mode=local_mode)
+    splits = ("dev", "val", "test")
     out = {}
-    for split in ("dev", "val", "test"):
-        f = ctx.member(root, split, f"{name}_{split}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}_{s}.csv" for s in splits], local_mode=local_mode)):
         recs = csv_records(f)
         header = recs[0][1] if recs else []
         items = []
@@ -138,7 +136,9 @@ def arc(ctx: LoadContext, path: str, name: str | None = None) -> Splits:
     if found.is_dir():
         if not name:
             raise ctx.fail("ARCDataset over a folder needs name (e.g. 'ARC-c')", where="name")
-        return {split: _arc_file(ctx, ctx.member(found, f"{name}-{split}.jsonl")) for split in ("Dev", "Test")}
+        splits = ("Dev", "Test")
+        return {split: _arc_file(ctx, f)
+                for split, f in zip(splits, ctx.members(found, *[f"{name}-{s}.jsonl" for s in splits]))}
     return _arc_file(ctx, found)
 
 
@@ -160,10 +160,9 @@ def _arc_file(ctx: LoadContext, f: Path) -> Split:
 
 def race(ctx: LoadContext, path: str, name: str) -> Splits:
     """``<path>/{validation,test}/<name>.jsonl`` (name: ``high`` / ``middle``)."""
-    root = ctx.find(path)
+    splits = ("validation", "test")
     out = {}
-    for split in ("validation", "test"):
-        f = ctx.member(root, split, f"{name}.jsonl")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.jsonl" for s in splits])):
         items = []
         for loc, line in jsonl(f):
             need(ctx, line, ("article", "question", "options", "answer"), file=f, where=loc)
@@ -176,10 +175,8 @@ def race(ctx: LoadContext, path: str, name: str) -> Splits:
 
 def commonsenseqa(ctx: LoadContext, path: str) -> Splits:
     """``train_rand_split.jsonl`` -> train, ``dev_rand_split.jsonl`` -> validation; five choices A-E."""
-    root = ctx.find(path)
     out = {}
-    for split, stub in (("train", "train_rand_split.jsonl"), ("validation", "dev_rand_split.jsonl")):
-        f = ctx.member(root, stub)
+    for split, f in zip(("train", "validation"), ctx.files(path, ["train_rand_split.jsonl", "dev_rand_split.jsonl"])):
         items = []
         for loc, line in jsonl(f):
             need(ctx, line, ("question", "answerKey"), file=f, where=loc)
@@ -192,7 +189,7 @@ def commonsenseqa(ctx: LoadContext, path: str) -> Splits:
 
 def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple[str, dict[str, Any], int]]]:
     """``<stem>.jsonl`` beside ``<stem>-labels.lst`` (one integer label per line), zipped."""
-    data_f, label_f = ctx.member(root, f"{stem}.jsonl"), ctx.member(root, f"{stem}-labels.lst")
+    data_f, label_f = ctx.members(root, f"{stem}.jsonl", f"{stem}-labels.lst")
     data = jsonl(data_f)
     labels = [ln for ln in _lines(label_f) if ln.strip()]
     if len(data) != len(labels):
@@ -400,9 +397,9 @@ def winogrande_v2(ctx: LoadContext, path: str) -> Splits:
 
 def winogrande_v3(ctx: LoadContext, path: str) -> Splits:
     """As WinograndeDatasetV2 over two splits: ``train_xs.jsonl`` (in-context examples) and ``dev.jsonl``."""
-    root = ctx.find(path)
-    return {split: _winogrande_file(ctx, ctx.member(root, f"{split}.jsonl"), letter=True)
-            for split in ("train_xs", "dev")}
+    splits = ("train_xs", "dev")
+    return {split: _winogrande_file(ctx, f, letter=True)
+            for split, f in zip(splits, ctx.files(path, [f"{s}.jsonl" for s in splits]))}
 
 
 def c3(ctx: LoadContext, path: str) -> Splits:

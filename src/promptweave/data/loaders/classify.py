@@ -255,10 +255,8 @@ def wsc_v3(ctx: LoadContext, path: str) -> Splits:
 
 
 def _storycloze(ctx: LoadContext, path: str, lang: str, *, letter: bool) -> list[tuple[str, dict[str, Any]]]:
-    root = ctx.find(path)
     items = []
-    for split in ("train", "eval"):
-        f = ctx.member(root, f"{lang}_{split}.jsonl")
+    for f in ctx.files(path, [f"{lang}_{s}.jsonl" for s in ("train", "eval")]):
         for loc, r in _records(ctx, f):
             sentences = [f"input_sentence_{i}" for i in range(1, 5)]
             need(ctx, r, sentences + (["answer_right_ending"] if letter else []), file=f, where=loc)
@@ -286,10 +284,9 @@ def storycloze_v2(ctx: LoadContext, path: str, lang: str) -> Splits:
 
 def financeiq(ctx: LoadContext, path: str, name: str) -> Splits:
     """Per split one CSV with a header and seven columns: (id, question, A, B, C, D, answer)."""
-    root = ctx.find(path, local_mode=True)
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.csv" for s in splits], local_mode=True)):
         items = []
         for loc, rec in csv_records(f)[1:]:
             if len(rec) != 7:

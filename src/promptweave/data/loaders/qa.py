@@ -67,10 +67,8 @@ def drop_openai(ctx: LoadContext, path: str) -> Splits:
 
 
 def _qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
-    root = ctx.find(path)
     out = {}
-    for split in splits:
-        f = ctx.member(root, pattern.format(split=split))
+    for split, f in zip(splits, ctx.files(path, [pattern.format(split=s) for s in splits])):
         items = []
         for loc, rec in csv_records(f, delimiter="\t"):
             if len(rec) != 2:
@@ -95,10 +93,9 @@ def triviaqa(ctx: LoadContext, path: str) -> Splits:
 
 
 def _qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -> Splits:
-    root = ctx.find(path)
+    splits = ("validation", "train")
     out = {}
-    for split in ("validation", "train"):
-        f = ctx.member(root, pattern.format(split=split))
+    for split, f in zip(splits, ctx.files(path, [pattern.format(split=s) for s in splits])):
         items = []
         for loc, doc in jsonl(f):
             row = dict(need(ctx, doc, ("answer",) if split == first_in else (), file=f, where=loc))
