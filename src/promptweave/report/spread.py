@@ -15,10 +15,13 @@ from promptweave.errors import ReportError
 from promptweave.report.leaderboard import leaderboard_html
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}
-.best{color:#2e7d32;font-weight:600}.worst{color:#c62828;font-weight:600}code{white-space:pre-wrap}
-svg text{font:11px sans-serif}.figs{margin:.3em 0 1em}"""
+_STYLE = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
+# the section's own rules, scoped to it and carried inside it: the same look on the spread page and in a run's report
+_SECTION_STYLE = """.pw-spread table{border-collapse:collapse;margin:.5em 0}
+.pw-spread td,.pw-spread th{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}
+.pw-spread th{background:#f4f4f4}.pw-spread .best{color:#2e7d32;font-weight:600}
+.pw-spread .worst{color:#c62828;font-weight:600}.pw-spread code{white-space:pre-wrap}
+.pw-spread svg text{font:11px sans-serif}.pw-spread .figs{margin:.3em 0 1em}"""
 
 
 def _fmt(x: Any, digits: int = 2) -> str:
@@ -30,7 +33,8 @@ def strip_plot(fig: dict[str, Any]) -> str:
     pts = [p for p in fig["points"] if p["score"] is not None]
     n = max(1, len(fig["points"]))
     w, h, left, top, plot_h = 660, 170, 40, 20, 120
-    step = (w - left - 20) / max(1, n - 1) if n > 1 else 0
+    first = left + 14  # variant 0's point clear of the axis labels (a score of 0 sits beside the "0")
+    step = (w - first - 20) / max(1, n - 1) if n > 1 else 0
     hi = max(100.0, max((p["score"] for p in pts), default=0))
     title = f"{fig['dataset']} × {fig['model']}: {fig['metric'] or 'score'} per variant"
     out = [f'<svg role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" width="{w}" '
@@ -40,7 +44,7 @@ def strip_plot(fig: dict[str, Any]) -> str:
         out.append(f'<line x1="{left}" x2="{w - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
                    f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
     for p in fig["points"]:
-        x = left + p["variant"] * step
+        x = first + p["variant"] * step
         out.append(f'<text x="{x:.1f}" y="{h - 6}" text-anchor="middle">{p["variant"]}</text>')
         if p["score"] is None:
             continue
@@ -62,7 +66,7 @@ def spread_section(workdir: str | Path, *, link_prefix: str = "") -> str:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return f"<section><h2>Format spread</h2><p>{escape(str(path))}: unreadable ({escape(str(exc))})</p></section>"
-    out = ["<section id='spread'><h2>Format spread</h2>",
+    out = [f"<section id='spread' class='pw-spread'><style>{_SECTION_STYLE}</style><h2>Format spread</h2>",
            f"<p>{escape(str(data.get('config')))} · seed {data.get('seed')} · up to {data.get('n')} variants per "
            "dataset; variant 0 is the config's template as written.</p>"]
     for fig in data.get("figures", []):
