@@ -110,3 +110,12 @@ def test_members_names_exactly_the_missing_files(tmp_path: Path, names: list[str
         assert n in msg  # every declared file, as the layout
         if len(names) > 1:
             assert (n in gone.split(" (config")[0].replace(" and ", ", ").split(", ")) == (n in missing)
+
+
+def test_labelled_sets_name_all_four_files(cache: Path) -> None:
+    folder = cache / "siqa"
+    folder.mkdir()
+    (folder / "dev.jsonl").write_text('{"context": "c"}\n')
+    with pytest.raises(LoaderError) as info:
+        _load({"type": "siqaDataset", "path": str(folder)}, cache)
+    assert "missing: train.jsonl, train-labels.lst and dev-labels.lst" in info.value.message, info.value.message

@@ -207,7 +207,8 @@ def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple
 
 def _labelled_splits(ctx: LoadContext, path: str, convert) -> Splits:
     """train/dev ``.jsonl`` + ``-labels.lst`` pairs (dev -> validation), each row made by ``convert(f, loc, row, label)``."""
-    root = ctx.find(path)
+    names = [f"{stem}{end}" for stem in ("train", "dev") for end in (".jsonl", "-labels.lst")]
+    root = ctx.files(path, names)[0].parent  # all four named at once when some are missing
     out = {}
     for split, stem in (("train", "train"), ("validation", "dev")):
         f, items = _labelled(ctx, root, stem)
