@@ -193,7 +193,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
                     if str(exc) in said:
-                        continue  # the dataset's own fault, as with the model before: said once
+                        continue  # the same fault under another model (the dataset's own): said once
                     said.add(str(exc))
                     report.add(exc, prefix=f"{pair}: ")
                     if i not in opened:
