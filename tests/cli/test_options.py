@@ -1,6 +1,6 @@
 """The commands that run a config share one options definition and one library call: ``run`` and ``spread`` have
-the same flags (spread adds its variant flags), ``lint`` the selection and policy flags; each command function is
-short; ``spread --allow-env`` sends a key from the environment to a loopback server that needs it."""
+the same flags (spread adds its variant flags), ``lint`` the selection, policy and scoring flags; each command
+function is short; ``spread --allow-env`` sends a key from the environment to a loopback server that needs it."""
 from __future__ import annotations
 
 import ast
@@ -45,9 +45,10 @@ def test_run_and_spread_have_the_same_flags() -> None:
     assert {"allow_env", "code_sandbox", "allow_code_exec", "judge_model"} <= set(spread)
 
 
-def test_lint_has_runs_selection_and_policy_flags() -> None:
+def test_lint_has_runs_selection_policy_and_scoring_flags() -> None:
     lint = _params("lint")
-    assert set(lint) - LINT_ONLY == {f.param for f in flags("select", "policy")}
+    assert set(lint) - LINT_ONLY == {f.param for f in flags("select", "policy", "scoring")}
+    assert {"allow_code_exec", "code_sandbox", "judge_model"} <= set(lint)  # lint makes run's checks with them
     assert set(lint) - LINT_ONLY < set(_params("run"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import re
 import sys
 import textwrap
 import warnings
@@ -463,15 +464,14 @@ def test_real_opencompass_loader_bridged_configs_lint_as_run(tmp_path: Path) -> 
     env.pop(reference_index.HIDE_ENV, None)
     res = subprocess.run([sys.executable, "-m", "promptweave", "lint", "--no-data", *map(str, files)],
                          capture_output=True, text=True, env=env, timeout=600, check=False)
-    found = bridge.reference_class("loader", "LawBenchDataset")
-    if found is not None and not bridge.is_static(found[1]):
-        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-        assert f"{len(files)} file(s): {len(files)} ok" in res.stdout
-    else:
-        assert res.returncode == 2, res.stdout[-3000:] + res.stderr[-2000:]
-        out = " ".join((res.stdout + res.stderr).split())
-        assert "[PW240]" in out and "pip install opencompass" in out
-
+    # every loader resolves; the refusals allowed are run's own: LawBench task 2-1, which the reference's ChERRANT
+    # scores only when opencompass is installed with its dependencies, and a class known only from the source of a
+    # reference that cannot import here (PW240); lint makes run's checks
+    problems = [line for line in res.stdout.splitlines() if line.startswith("error:")]
+    assert all("ChERRANT" in line or "[PW240]" in line for line in problems), res.stdout[-3000:] + res.stderr[-2000:]
+    assert res.returncode == (2 if problems else 0), res.stdout[-3000:] + res.stderr[-2000:]
+    summary = re.search(r"(\d+) file\(s\): (\d+) ok, (\d+) with problems", res.stdout)
+    assert summary and int(summary[1]) == len(files) == int(summary[2]) + int(summary[3])
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "folder"])
 def test_a_cache_file_that_is_no_regular_file_or_sane_json_is_rebuilt(unimportable_reference: Path,

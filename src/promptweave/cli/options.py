@@ -6,6 +6,7 @@ command that runs a config is one ``Flag`` in ``FLAGS`` (and its field in ``RunO
 
 - ``select``: which datasets, models and rows (run, spread, lint);
 - ``policy``: what the config may read and run (run, spread, lint);
+- ``scoring``: what scoring may use, the code sandbox and the judge (run, spread, lint: lint makes run's checks);
 - ``execute``: how the tasks run and where they write (run, spread; lint sends nothing).
 """
 from __future__ import annotations
@@ -73,12 +74,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("no_report", bool, False, ("--no-report",), "Do not write the HTML report (WORKDIR/report.html) at the "
          "end.", "execute", "report", negate=True),
     Flag("allow_code_exec", bool, False, ("--allow-code-exec",), "Let code evaluators (HumanEval, MBPP) and the "
-         "CIBench agent run the model's code, in the OS sandbox.", "execute", "allow_code_exec"),
+         "CIBench agent run the model's code, in the OS sandbox.", "scoring", "allow_code_exec"),
     Flag("code_sandbox", str, "bwrap", ("--code-sandbox",), "Where --allow-code-exec runs model code: 'bwrap' "
          "(default: bubblewrap; no network, own PID namespace, clean env, private tmpfs) or 'rlimits' (WEAKER: only "
-         "time/memory limits, no isolation).", "execute", "code_sandbox"),
+         "time/memory limits, no isolation).", "scoring", "code_sandbox"),
     Flag("judge_model", Optional[str], None, ("--judge-model",), "Judge for LLM-judged datasets whose judge_cfg is "
-         "empty: a model abbr from judge_models or models.", "execute", "judge_model"),
+         "empty: a model abbr from judge_models or models.", "scoring", "judge_model"),
     Flag("executor", str, "local", ("--executor",), "local (this process) or ray (row shards on a Ray cluster; "
          "needs promptweave[ray]).", "execute", "executor"),
     Flag("address", Optional[str], None, ("--address",), "Ray: join this running cluster (default: start a local "
@@ -92,7 +93,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("num_cpus", Optional[float], None, ("--num-cpus",), "Ray: CPUs per replica (default: the model's "
          "run_cfg.num_cpus, else 1; 0 for API models).", "execute", "num_cpus", extra={"min": 0}),
 )
-GROUPS = ("select", "policy", "execute")
+GROUPS = ("select", "policy", "scoring", "execute")
 
 
 def flags(*groups: str) -> list[Flag]:

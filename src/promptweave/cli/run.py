@@ -12,7 +12,7 @@ from promptweave.run.options import RunOptions
 
 
 @app.command("run")
-@run_options("select", "policy", "execute")
+@run_options("select", "policy", "scoring", "execute")
 def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."), *,
             opts: RunOptions) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""

@@ -350,7 +350,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
         if ev is None:
             continue
         ev.check(allow_code_exec=allow_code_exec, judge=bool(judge_model))
-        # an evaluator whose optional package is missing is refused here (lint only notes it)
+        # an evaluator that says itself it cannot score here is refused (lint makes this check too)
         from promptweave.evaluate.extras import require
 
         require(ev.evaluator, ev.where)

@@ -195,7 +195,8 @@ class Form:
                                           rows=p.ds.test, model_cfg=mcfg, dataset_cfg=p.raw, file=p.file,
                                           names=(p.ds.abbr, mspec.abbr))
             # extras: a package the task needs is refused here, before any model call
-            require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever)
+            require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever,
+                         retriever_where=f"datasets[{p.i}].infer_cfg.retriever")
             require_backend(self.model_type_cfg(mcfg), task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file,
                             where=f"models[{j}]")
             try:

@@ -17,10 +17,13 @@ from promptweave.report.workdir import finite_number
 from promptweave.safe_files import read_regular
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}
-.best{color:#2e7d32;font-weight:600}.worst{color:#c62828;font-weight:600}code{white-space:pre-wrap}
-svg text{font:11px sans-serif}.figs{margin:.3em 0 1em}"""
+_STYLE = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}"
+# the section's own rules, scoped to it and carried inside it: the same look on the spread page and in a run's report
+_SECTION_STYLE = """.pw-spread table{border-collapse:collapse;margin:.5em 0}
+.pw-spread td,.pw-spread th{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}
+.pw-spread th{background:#f4f4f4}.pw-spread .best{color:#2e7d32;font-weight:600}
+.pw-spread .worst{color:#c62828;font-weight:600}.pw-spread code{white-space:pre-wrap}
+.pw-spread svg text{font:11px sans-serif}.pw-spread .figs{margin:.3em 0 1em}"""
 
 
 MAX_SPREAD_BYTES = 64_000_000
@@ -61,7 +64,8 @@ def strip_plot(fig: dict[str, Any]) -> str:
     scored = [(p, s) for p in points if (s := finite_number(p.get("score"))) is not None]
     n = max(1, max((_variant(p["variant"]) or 0 for p in points), default=0) + 1)
     w, h, left, top, plot_h = 660, 170, 40, 20, 120
-    step = (w - left - 20) / max(1, n - 1) if n > 1 else 0
+    first = left + 14  # variant 0's point clear of the axis labels (a score of 0 sits beside the "0")
+    step = (w - first - 20) / max(1, n - 1) if n > 1 else 0
     hi = max(100.0, max((s for _, s in scored), default=0))
     metric = fig.get("metric") or "score"
     title = f"{_t(fig.get('dataset'))} × {_t(fig.get('model'))}: {_t(metric)} per variant"
@@ -74,7 +78,7 @@ def strip_plot(fig: dict[str, Any]) -> str:
     best, worst = _variant(fig.get("best")), _variant(fig.get("worst"))
     for p in points:
         v = _variant(p["variant"]) or 0
-        x = left + v * step
+        x = first + v * step
         out.append(f'<text x="{x:.1f}" y="{h - 6}" text-anchor="middle">{v}</text>')
         score = finite_number(p.get("score"))
         if score is None:
@@ -125,7 +129,7 @@ def spread_section(workdir: str | Path, *, link_prefix: str = "") -> str:
 
 
 def _section(data: dict[str, Any], link_prefix: str) -> str:
-    out = ["<section id='spread'><h2>Format spread</h2>",
+    out = [f"<section id='spread' class='pw-spread'><style>{_SECTION_STYLE}</style><h2>Format spread</h2>",
            f"<p>{_t(data.get('config'))} · seed {_t(data.get('seed'))} · up to {_t(data.get('n'))} variants per "
            "dataset; variant 0 is the config's template as written.</p>"]
     for fig in (_dict(f) for f in _list(data.get("figures"))):

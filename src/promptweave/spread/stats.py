@@ -75,7 +75,10 @@ def pss(results: Sequence[Sequence[float | None]]) -> float | None:
 
 def summarize(scores: Sequence[float | None], results: Sequence[Sequence[float | None]] | None = None, *,
               seed: int = 0) -> dict[str, Any]:
-    """The figures of one dataset × model over its variants (``scores[k]``: variant k's score, None if failed)."""
+    """The figures of one dataset × model over its variants (``scores[k]``: variant k's score, None if failed).
+
+    ``best`` / ``worst``: the variant whose score is strictly above / below every other scored variant's; None
+    when the top (bottom) score is tied or only one variant scored (a tie is neither best nor worst)."""
     got = [(k, s) for k, s in enumerate(scores) if s is not None]
     xs = [s for _, s in got]
     out: dict[str, Any] = {"variants": len(scores), "scored": len(xs)}
@@ -83,12 +86,17 @@ def summarize(scores: Sequence[float | None], results: Sequence[Sequence[float |
         out.update(min=None, max=None, spread=None, mean=None, std=None, ci95=None, best=None, worst=None,
                    pss=None)
         return out
-    best = max(got, key=lambda ks: (ks[1], -ks[0]))[0]
-    worst = min(got, key=lambda ks: (ks[1], ks[0]))[0]
+    best, worst = _unique_at(got, max(xs)), _unique_at(got, min(xs))
     lo, hi = bootstrap_ci(xs, seed=seed)
     out.update(min=min(xs), max=max(xs), spread=max(xs) - min(xs), mean=_mean(xs), std=std(xs), ci95=[lo, hi],
                best=best, worst=worst, pss=None if results is None else pss(results))
     return out
+
+
+def _unique_at(got: Sequence[tuple[int, float]], score: float) -> int | None:
+    """The one variant with ``score``, when exactly one of two or more scored variants has it."""
+    at = [k for k, s in got if s == score]
+    return at[0] if len(at) == 1 and len(got) > 1 else None
 
 
 def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
