@@ -119,7 +119,7 @@ def test_csv_round_trips_any_text(tmp_path, cells, bom):
     w.writerows(cells)
     (tmp_path / "d.csv").write_bytes((b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8"))
     got = read_file(tmp_path / "d.csv")
-    assert got.rows == [dict(zip(["q", "a"], r)) for r in cells]
+    assert got.rows == [dict(zip(["q", "a"], r, strict=True)) for r in cells]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

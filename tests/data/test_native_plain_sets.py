@@ -205,9 +205,8 @@ def test_native_rows_equal_the_reference_rows(case, tmp_path, monkeypatch):
 
     from tests.e2e import oc_full
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
-        assert ref == EXPECTED[case]
+    ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
+    assert ref == EXPECTED[case]
 
 
 def _fails(cfg: dict, monkeypatch) -> str:

@@ -675,9 +675,8 @@ def test_native_rows_equal_the_reference_rows(case, tmp_path, monkeypatch):
 
     from tests.e2e import oc_full
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
-        assert ref == EXPECTED[case]
+    ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
+    assert ref == EXPECTED[case]
 
 
 def test_a_row_missing_the_gold_column_names_file_and_row(tmp_path, monkeypatch):

@@ -109,7 +109,7 @@ def _cmmlu(root: Path) -> None:
 def _arc(root: Path, folder: str, stem: str) -> None:
     def rows(off: int) -> list[dict]:
         return [{"id": str(i), "question": {"stem": f"[q{off + i}] Which one {i}?", "choices": [
-            {"label": lab, "text": t} for lab, t in zip("ABCD", ("wood", "iron", "glass", "water"))]},
+            {"label": lab, "text": t} for lab, t in zip("ABCD", ("wood", "iron", "glass", "water"), strict=True)]},
             "answerKey": "ABCD"[i % 4]} for i in range(6)]
     _jsonl(root / "ARC" / folder / f"{stem}-Dev.jsonl", rows(90))
     _jsonl(root / "ARC" / folder / f"{stem}-Test.jsonl", rows(0))

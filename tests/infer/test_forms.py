@@ -138,7 +138,7 @@ def test_ll_picks_the_most_likely_continuation(tiny_model_dir, tmp_path) -> None
     assert out.ok, out.error
     preds = _predictions(tmp_path / "w")
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
-    for row, pred in zip(rows, preds):
+    for row, pred in zip(rows, preds, strict=True):
         expect = {}
         for label, col in (("A", "opt1"), ("B", "opt2")):
             text = row[col]
@@ -166,7 +166,7 @@ def test_ppl_only_predicts_each_prompts_perplexity(tiny_model_dir, tmp_path) -> 
     assert tasks[0].mode == "ppl_only" and len(tasks[0].records) == 2
     [out] = run_tasks(tasks, tmp_path / "w", show_progress=False)
     assert out.ok, out.error
-    for row, pred in zip(rows, _predictions(tmp_path / "w")):
+    for row, pred in zip(rows, _predictions(tmp_path / "w"), strict=True):
         ids, lps = _token_logprobs(tiny_model_dir, row["text"])
         assert pred["prediction"] == pytest.approx(-sum(lps) / len(ids), abs=1e-4)
 

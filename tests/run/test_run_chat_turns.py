@@ -26,7 +26,7 @@ JUDGE_REPLY = "Rating: [[7]]"
 
 def _dialogue(users: list[str], golds: list[str]) -> list[dict]:
     out = []
-    for q, g in zip(users, golds):
+    for q, g in zip(users, golds, strict=True):
         out += [{"role": "user", "content": q}, {"role": "assistant", "content": g}]
     return out
 

@@ -175,7 +175,7 @@ def test_game24_search_sends_the_references_prompts_and_scores_the_best_answer(t
     assert [p["output"] for p in preds] == answers
     best = [a[0].strip().split("\n")[-1].lower().replace("answer: ", "").split("=")[0] for a in answers]
     assert [p["prediction"] for p in preds] == best
-    right = [sorted(re.findall(r"\d+", b)) == sorted(x.split()) and _value(b) == 24 for b, x in zip(best, PUZZLES)]
+    right = [sorted(re.findall(r"\d+", b)) == sorted(x.split()) and _value(b) == 24 for b, x in zip(best, PUZZLES, strict=True)]
     assert right == [True, True, False, False, True]  # 1 1 1 1 has no answer; 3 3 8 8 needs a division
     result = json.loads((work / "results" / "stub" / "game24.json").read_text())
     assert result["metrics"] == {"acc score": sum(right) / len(right)}
