@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from promptweave.errors import ModelError
 from promptweave.models.base import GenerationParams, Message
+from promptweave.models.rate_limit import Clock, RateLimiter, SystemClock
 
 
 class ModelRequestError(ModelError):
@@ -101,27 +102,6 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class _RateLimiter:
-    """Spaces request starts evenly so no more than ``rpm`` start in any minute."""
-
-    def __init__(self, rpm: float | None) -> None:
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self._next = 0.0
-        self._lock: asyncio.Lock | None = None
-
-    async def acquire(self) -> None:
-        if not self.interval:
-            return
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            now = time.monotonic()
-            wait = self._next - now
-            self._next = max(now, self._next) + self.interval
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-
 def _strip_endpoint(base_url: str) -> str:
     url = base_url.rstrip("/")
     for suffix in ("/chat/completions", "/completions"):
@@ -156,6 +136,7 @@ class OpenAICompatModel:
         headers: dict[str, str] | None = None,
         revision: str | None = None,
         endpoint: str = "chat",
+        clock: Clock | None = None,
     ) -> None:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
@@ -168,6 +149,7 @@ class OpenAICompatModel:
         self.api_key = api_key
         self.concurrency = concurrency
         self.rpm = rpm
+        self.clock: Clock = clock or SystemClock()  # what rpm pacing waits on (a test passes a virtual one)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -366,7 +348,7 @@ class OpenAICompatModel:
                          on_result: Callable[[int, Any], None] | None,
                          on_error: Callable[[int, ModelError], None] | None = None,
                          on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
-        self._limiter = _RateLimiter(self.rpm)
+        self._limiter = RateLimiter(self.rpm, self.clock)
         results: list[Any] = [None] * len(items)
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in range(len(items)):
