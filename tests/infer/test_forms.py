@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from promptweave.config import load_config
+from promptweave.errors import PromptweaveWarning
 from promptweave.run import run_tasks
 from promptweave.run.plan import plan_config
 
@@ -66,7 +67,8 @@ def test_sc_votes_over_postprocessed_samples(stub_server, tmp_path) -> None:
 
     stub_server.answer = answer
     cfg = load_config(_write(tmp_path, SC_CONFIG % stub_server.url, ROWS))
-    tasks = plan_config(cfg)
+    with pytest.warns(PromptweaveWarning, match="infer_type is ignored: self-consistency is the only kind"):
+        tasks = plan_config(cfg)
     assert [t.mode for t in tasks] == ["sc"] and tasks[0].settings["sc_size"] == 5
     [out] = run_tasks(tasks, tmp_path / "w", show_progress=False)
     assert out.ok, out.error
@@ -78,7 +80,9 @@ def test_sc_votes_over_postprocessed_samples(stub_server, tmp_path) -> None:
     assert all(b["temperature"] == 0.7 and b["max_tokens"] == 20 for b in bodies)
     # a rerun answers every sample from the cache
     before = stub_server.total_received
-    run_tasks(plan_config(load_config(tmp_path / "config.py")), tmp_path / "w", show_progress=False)
+    with pytest.warns(PromptweaveWarning, match="infer_type is ignored"):
+        rerun = plan_config(load_config(tmp_path / "config.py"))
+    run_tasks(rerun, tmp_path / "w", show_progress=False)
     assert stub_server.total_received == before
 
 

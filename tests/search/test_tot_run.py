@@ -21,6 +21,7 @@ from openai_stub import StubServer
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
+from promptweave.errors import PromptweaveWarning
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("opencompass") is None,
                                 reason="needs the reference's config tree and prompt texts: "
@@ -206,7 +207,8 @@ def test_a_failed_request_fails_its_row_only(tmp_path, monkeypatch) -> None:
         return Fault("status", 400) if "Input: 1 1 1 1\n" in body["messages"][-1]["content"] else None
 
     with StubServer(answer=model, faults=refuse) as srv:
-        res, work = _run(tmp_path, srv.url)
+        with pytest.warns(PromptweaveWarning, match=r"game24: 1 row\(s\) failed and were scored as wrong"):
+            res, work = _run(tmp_path, srv.url)
     assert res.exit_code == 3, res.output  # the CLI's "some rows failed" status
     preds = [json.loads(line) for line in (work / "predictions" / "stub" / "game24.jsonl").read_text().splitlines()]
     assert ["error" in p for p in preds] == [False, False, True, False, False]
