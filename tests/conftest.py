@@ -9,8 +9,8 @@ from hypothesis import settings
 from tests import allowlist
 
 ROOT = Path(__file__).resolve().parents[1]
-# the shared corpora sit beside the checkout; a worktree elsewhere names them with $PROMPTWEAVE_SHARED_CONFORMANCE
-SHARED = Path(os.environ.get("PROMPTWEAVE_SHARED_CONFORMANCE") or ROOT.parent / "shared" / "conformance")
+# the shared corpora sit beside the checkout; a worktree elsewhere names them with $PROMPTWEAVE_CONFORMANCE
+SHARED = Path(os.environ.get("PROMPTWEAVE_CONFORMANCE") or ROOT.parent / "shared" / "conformance")
 
 # No deadline anywhere: a loaded machine must not turn a slow example into a failure. The per-test time limit is
 # pytest-timeout's (pyproject.toml); the seed is fixed per run and printed at the end (see pytest_configure).

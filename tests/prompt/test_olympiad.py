@@ -17,6 +17,7 @@ from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.errors import DataError, TemplateError
 from promptweave.prompt.olympiad import OlympiadBenchRawTemplate, OlympiadBenchTemplate, instruction
 from tests.prompt.olympiad_oracle import reference
+from tests.outcome import value_or_error
 
 REF = reference()
 needs_reference = pytest.mark.skipif(REF is None, reason="needs opencompass's source to read its OlympiadBench code "
@@ -85,11 +86,11 @@ def _reference_turn(row: dict, token: str, raw: bool) -> str | type:
 def _our_turn(row: dict, token: str, raw: bool) -> str | type:
     tpl = OlympiadBenchRawTemplate() if raw else OlympiadBenchTemplate()
     tpl.bind_output("solution", token)
-    try:
-        return tpl.text(row)
-    except DataError as exc:
-        assert exc.field == "answer_type" and "names no answer kind" in str(exc)
-        return ValueError
+    text, exc = value_or_error(tpl.text, row, expected=DataError)
+    if exc is None:
+        return text
+    assert exc.field == "answer_type" and "names no answer kind" in str(exc)
+    return ValueError
 
 
 @needs_reference

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from promptweave.errors import PromptweaveError
 from promptweave.lve.safe_lambda import SafeLambda
 from promptweave.sandbox import Budget, Interpreter
+from tests.outcome import value_or_error
 
 SMALL = Budget(max_steps=20_000, max_seconds=5.0)
 
@@ -36,10 +37,8 @@ def _run(source: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.py"
         path.write_text(source, encoding="utf-8")
-        try:
-            load_config(path)
-        except PromptweaveError as exc:
-            assert _typed(exc), exc
+        _, exc = value_or_error(load_config, path)
+    assert exc is None or _typed(exc), exc
 
 
 def _typed(exc: PromptweaveError) -> bool:
@@ -74,19 +73,14 @@ def test_random_text_gives_a_value_or_a_typed_error(source):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS + ["r", "a", "1"]), max_size=12).map("".join))
 def test_checker_lambdas_compile_and_run_or_give_a_typed_error(body):
-    try:
-        fn = SafeLambda.compile("lambda r: " + body, max_steps=20_000)
-    except PromptweaveError as exc:
-        assert _typed(exc), exc
-        return
-    try:
-        fn("x")
-    except PromptweaveError as exc:
-        assert _typed(exc), exc
-    except (ArithmeticError, LookupError, TypeError, ValueError, NameError) as exc:
-        # the lambda's own error, as Python's lambda raises it: LVE's runner records it as the checker's
-        # error (lve/runner.py); an interpreter fault (AttributeError, AssertionError, RecursionError...) fails
-        assert type(exc).__module__ == "builtins", exc
+    fn, exc = value_or_error(SafeLambda.compile, "lambda r: " + body, max_steps=20_000)
+    if exc is None:
+        # besides a typed error, the lambda's own error as Python's lambda raises it: LVE's runner records it as
+        # the checker's error (lve/runner.py); an interpreter fault (AttributeError, AssertionError,
+        # RecursionError...) propagates and fails the test
+        _, exc = value_or_error(fn, "x", expected=(PromptweaveError, ArithmeticError, LookupError, TypeError,
+                                                   ValueError, NameError))
+    assert exc is None or not isinstance(exc, PromptweaveError) or _typed(exc), exc
 
 
 @settings(max_examples=200, deadline=None)
@@ -115,7 +109,5 @@ def test_config_files_of_any_text_load_or_fail_typed(tmp_path, text, suffix):
 
     p = tmp_path / f"c{suffix}"
     p.write_text(text, encoding="utf-8")
-    try:
-        load_config(p)
-    except PromptweaveError as exc:
-        assert _typed(exc), exc
+    _, exc = value_or_error(load_config, p)
+    assert exc is None or _typed(exc), exc
