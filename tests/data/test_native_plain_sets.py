@@ -1,7 +1,7 @@
 """Native loaders of the plain-reading families (data/loaders/plain_sets.py) give the reference's rows.
 
 Each case writes stand-in files in the layout OpenCompass 0.5.4's loader reads; :data:`EXPECTED` holds the rows
-that loader's own class returned on the same files, dumped once with ``/work/venvs/oc-full/bin/python`` running
+that loader's own class returned on the same files, dumped once with the interpreter of ``$PROMPTWEAVE_OC_FULL_VENV`` running
 :data:`REFERENCE`. Where ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each case writes stand-in files in the layout the OpenCompass loader reads and compares the native rows (per
 split) with the rows OpenCompass 0.5.4's own class returned on the same files. Those rows were dumped once in the
-full environment (``/work/venvs/oc-full``, the script in :data:`REFERENCE`) and are written here; where
+full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``, the script in :data:`REFERENCE`) and are written here; where
 ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ layout under ``$AIS_BENCH_DATASETS_CACHE``) and a scripted model: the loopback s
 
 A run gives the scores (``results`` per dataset abbr) and the request bodies as a multiset of hashes (sha256 of
 the endpoint path and the body as JSON with sorted keys). ``record()`` runs AISBench's own CLI
-(``ais_bench CONFIG --debug -w DIR --num-warmups 0``) from a reference venv (``/work/venvs/ais-full`` or
+(``ais_bench CONFIG --debug -w DIR --num-warmups 0``) from a reference venv (``$PROMPTWEAVE_AIS_FULL_VENV`` or
 ``$PROMPTWEAVE_AIS_FULL_VENV``: ``ais_bench_benchmark`` installed with its dependencies) and writes what it saw to
 ``fixtures/aisbench_parity.json``, so the promptweave side is checked without that venv:
 
@@ -420,7 +420,8 @@ def record(names: list[str]) -> None:  # pragma: no cover - run by hand with the
 
     venv = reference_venv()
     if venv is None:
-        raise SystemExit("no reference venv: build /work/venvs/ais-full or set PROMPTWEAVE_AIS_FULL_VENV")
+        raise SystemExit("no reference venv: build one with tools/build_reference_venvs.sh and name it in "
+                         "PROMPTWEAVE_AIS_FULL_VENV")
     out = load_fixture()
     for name in names or list(BY_NAME):
         with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 stand-in server, scores equal to OpenCompass's.
 
 The expected prompt and score were computed once with OpenCompass 0.5.4's own ``BabiLongDataset``,
-``PromptTemplate`` and ``BabiLongEvaluator`` in the full environment (``/work/venvs/oc-full``) on the same records
+``PromptTemplate`` and ``BabiLongEvaluator`` in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``) on the same records
 and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set the test recomputes them there.
 """
 from __future__ import annotations

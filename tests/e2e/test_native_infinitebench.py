@@ -2,7 +2,7 @@
 records in ``./data/InfiniteBench/<task>.jsonl``, replies from the stand-in server, scores equal to OpenCompass's.
 
 The expected scores were computed once with OpenCompass 0.5.4's own loader classes, postprocessors and evaluators
-in the full environment (``/work/venvs/oc-full``) on the same records and replies; with
+in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``) on the same records and replies; with
 ``$PROMPTWEAVE_OC_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations

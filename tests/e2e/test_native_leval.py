@@ -3,7 +3,7 @@
 equal to OpenCompass's.
 
 The expected scores were computed once with OpenCompass 0.5.4's own classes (its loader, with ``load_dataset``
-reading the stand-in file, its postprocessors and evaluators) in the full environment (``/work/venvs/oc-full``) on the
+reading the stand-in file, its postprocessors and evaluators) in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``) on the
 same records and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ the ``Infinigence/LVEval`` layout (``<task>/<task>_<length>.jsonl``), replies fr
 to OpenCompass's.
 
 The expected scores were computed once with OpenCompass 0.5.4's own classes (its loaders, with ``load_dataset``
-reading the stand-in file, and its evaluators: jieba, ``rouge``) in the full environment (``/work/venvs/oc-full``)
+reading the stand-in file, and its evaluators: jieba, ``rouge``) in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``)
 on the same records and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MedMCQA / Medbullets / NEJM AI Bench scoring (suites/medqa.py) and their judge-output postprocessors.
 
 The judge postprocessors' figures below are what OpenCompass 0.5.4's ``medmcqa_llmjudge_postprocess`` /
-``medbullets_llmjudge_postprocess`` returned for the same verdicts and rows (run once in ``/work/venvs/oc-full``
+``medbullets_llmjudge_postprocess`` returned for the same verdicts and rows (run once in ``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``
 with a stand-in ``dataset.reader.dataset['test']``)."""
 from __future__ import annotations
 
