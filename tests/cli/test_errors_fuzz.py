@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,14 @@ class HypothesisChooser(fuzz.Chooser):
         return self.data.draw(st.one_of(st.sampled_from(fuzz.NASTY_TEXT), st.text(max_size=12)))
 
 
-@settings(max_examples=60, deadline=timedelta(seconds=60), derandomize=True,
+@settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(kind=st.sampled_from(sorted(fuzz.KINDS)), data=st.data())
 def test_mutated_inputs_give_success_or_a_typed_error(kind, data) -> None:
     folder = Path(tempfile.mkdtemp(prefix="pwfuzz-"))
     try:
         argv = fuzz.command_args(fuzz.KINDS[kind](HypothesisChooser(data), folder), folder)
-        outcome, _code, last = fuzz.run_case(argv, limit_s=30.0)
+        outcome, _code, last = fuzz.run_case(argv, limit_s=120.0)  # a hang, not a slow machine: cases take seconds
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert outcome in ("ok", "typed error"), (outcome, argv, last)

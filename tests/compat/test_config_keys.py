@@ -25,7 +25,7 @@ def _pairs(node: ast.AST) -> list[tuple[str, ast.AST]] | None:
     if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "dict":
         return [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
     if isinstance(node, ast.Dict):
-        return [(k.value, v) for k, v in zip(node.keys, node.values)
+        return [(k.value, v) for k, v in zip(node.keys, node.values, strict=True)
                 if isinstance(k, ast.Constant) and isinstance(k.value, str)]
     return None
 
@@ -113,8 +113,8 @@ def test_an_unimplemented_key_that_changes_scoring_is_refused(raw, field):
 
 
 def test_the_value_that_changes_nothing_is_accepted():
-    check_dataset_keys({"abbr": "d", "k": 1, "n": 1, "eval_cfg": {"analyze_contamination": False}}, file="c.py",
-                       where="datasets[0]")
+    assert check_dataset_keys({"abbr": "d", "k": 1, "n": 1, "eval_cfg": {"analyze_contamination": False}},
+                              file="c.py", where="datasets[0]") is None
 
 
 CONFIG = '''

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from promptweave.config.loader import Config
 from promptweave.config.pairs import allowed_pairs, paired
 from promptweave.errors import ConfigError
+from tests.outcome import value_or_error
 
 DATASETS = [{"abbr": "gen"}, {"abbr": "mc"}]
 MODELS = [{"abbr": "lm"}, {"abbr": "api"}]
@@ -46,9 +47,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
 @settings(max_examples=300, deadline=None)
 @given(_json)
 def test_any_value_is_pairs_or_a_typed_error(groups) -> None:
-    try:
-        allowed = allowed_pairs(_cfg(groups))
-    except ConfigError as exc:
+    allowed, exc = value_or_error(allowed_pairs, _cfg(groups), expected=ConfigError)
+    if exc is not None:
         assert "model_dataset_combinations" in str(exc)
         return
     assert allowed is None or allowed <= {(i, j) for i in range(2) for j in range(2)}

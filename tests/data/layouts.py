@@ -79,7 +79,7 @@ def math(root: Path, problems: list[tuple[str, str]]) -> None:
 def arc(root: Path, rel: str, items: list[tuple[str, list[str], str]]) -> None:
     """An ARC JSONL file: {question: {stem, choices: [{label, text}]}, answerKey}."""
     _jsonl(root / rel, ({"id": str(i), "question": {"stem": q, "choices": [{"label": lab, "text": t} for lab, t
-                                                                       in zip("ABCD", opts)]},
+                                                                       in zip("ABCD", opts, strict=False)]},
                          "answerKey": key} for i, (q, opts, key) in enumerate(items)))
 
 

@@ -20,6 +20,7 @@ from promptweave.data.hub_cache import find_snapshot
 from promptweave.data.hub_fetch import HUB_TYPES, hub_id, parse_revisions
 from promptweave.errors import DataFetchError
 from tests.data.fake_hub import FakeHub
+from tests.outcome import value_or_error
 
 pytest.importorskip("huggingface_hub", reason="data fetch of hub datasets needs huggingface_hub (promptweave[data])")
 pytest.importorskip("datasets", reason="reading a hub dataset needs datasets (promptweave[data])")
@@ -201,9 +202,8 @@ def test_every_hub_type_is_a_registered_loader_and_a_snapshot_reads_offline(hub_
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=30), max_size=3))
 def test_revision_options_parse_or_fail_typed(values: list[str]) -> None:
-    try:
-        got = parse_revisions(values)
-    except DataFetchError as exc:
+    got, exc = value_or_error(parse_revisions, values, expected=DataFetchError)
+    if exc is not None:
         assert exc.code == "PW270" and "--revision" in str(exc)
     else:
         assert len(got) <= len(values)

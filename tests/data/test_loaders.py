@@ -8,8 +8,9 @@ import pytest
 from promptweave.compat.loaders import LOADERS
 from promptweave.data import load_dataset
 from promptweave.data.loaders import NATIVE, LoadContext, check, choose, load
-from promptweave.errors import LoaderError
+from promptweave.errors import LoaderError, PromptweaveError
 from tests.data import layouts
+from tests.outcome import value_or_error
 
 
 @pytest.fixture
@@ -143,9 +144,8 @@ def test_open_qa_tsv_answers_are_literals_never_code(cache):
     assert got["dev"].rows == [{"question": "who?", "answer": "Ann"}]
     assert got["test"].rows == [{"question": "what?", "answer": ["X"]}]
     (d / "nq-test.qa.csv").write_text("what?\t__import__('os').getcwd()\n", encoding="utf-8")
-    with pytest.raises(Exception) as err:
+    with pytest.raises(PromptweaveError, match="Python literal"):
         _load({"type": "NaturalQuestionDataset", "path": "opencompass/natural_question"}, cache)
-    assert "Python literal" in str(err.value)
 
 
 def test_custom_dataset_jsonl_and_csv_with_bom(cache):
@@ -298,7 +298,6 @@ def test_any_loader_argument_values_give_rows_or_a_typed_error(cache):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from promptweave.errors import PromptweaveError
 
     layouts.mmlu(cache, "anatomy", [["Q", "a", "b", "c", "d", "A"]])
     values = st.one_of(st.text(max_size=20), st.integers(), st.none(), st.booleans(),
@@ -307,10 +306,8 @@ def test_any_loader_argument_values_give_rows_or_a_typed_error(cache):
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(loader=st.sampled_from(sorted(LOADERS)), path=values, name=values)
     def probe(loader, path, name):
-        try:
-            _load({"type": loader, "path": path, "name": name}, cache)
-        except PromptweaveError as exc:
-            assert exc.code.startswith("PW2")
+        _, exc = value_or_error(_load, {"type": loader, "path": path, "name": name}, cache)
+        assert exc is None or exc.code.startswith("PW2")
 
     probe()
 

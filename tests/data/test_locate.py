@@ -7,6 +7,7 @@ from promptweave.compat.data_ids import DATA_IDS
 from promptweave.data import load_dataset
 from promptweave.data.locate import candidates, locate
 from promptweave.errors import DataNotFoundError
+from tests.outcome import value_or_error
 
 GSM = {"abbr": "gsm8k", "type": "GSM8KDataset", "path": "opencompass/gsm8k",
        "reader_cfg": {"input_columns": ["question"], "output_column": "answer"}}
@@ -138,14 +139,12 @@ def test_any_path_string_gives_a_location_or_a_typed_error(isolated):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from promptweave.errors import PromptweaveError
 
     @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(st.one_of(st.text(max_size=60), st.sampled_from(sorted(DATA_IDS)), st.none(), st.integers()))
     def probe(path):
-        try:
-            got = locate(path, base_dir=isolated / "configs")
-        except PromptweaveError as exc:
+        got, exc = value_or_error(locate, path, base_dir=isolated / "configs")
+        if exc is not None:
             assert exc.code in ("PW200", "PW210")
         else:
             assert got.path.exists()

@@ -1,7 +1,7 @@
 """Native loaders of the plain-reading families (data/loaders/plain_sets.py) give the reference's rows.
 
 Each case writes stand-in files in the layout OpenCompass 0.5.4's loader reads; :data:`EXPECTED` holds the rows
-that loader's own class returned on the same files, dumped once with ``$PROMPTWEAVE_OC_FULL_VENV/bin/python`` running
+that loader's own class returned on the same files, dumped once with the interpreter of ``$PROMPTWEAVE_OC_FULL_VENV`` running
 :data:`REFERENCE`. Where ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
 """
 from __future__ import annotations
@@ -205,9 +205,8 @@ def test_native_rows_equal_the_reference_rows(case, tmp_path, monkeypatch):
 
     from tests.e2e import oc_full
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
-        assert ref == EXPECTED[case]
+    ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
+    assert ref == EXPECTED[case]
 
 
 def _fails(cfg: dict, monkeypatch) -> str:

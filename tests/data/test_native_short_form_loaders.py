@@ -2,7 +2,7 @@
 
 Each case writes stand-in files in the layout the OpenCompass loader reads and compares the native rows (per
 split) with the rows OpenCompass 0.5.4's own class returned on the same files. Those rows were dumped once in the
-full environment (``$PROMPTWEAVE_OC_FULL_VENV``, the script in :data:`REFERENCE`) and are written here; where
+full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``, the script in :data:`REFERENCE`) and are written here; where
 ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment the dump runs again and must agree.
 """
 from __future__ import annotations
@@ -675,9 +675,8 @@ def test_native_rows_equal_the_reference_rows(case, tmp_path, monkeypatch):
 
     from tests.e2e import oc_full
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
-        assert ref == EXPECTED[case]
+    ref = oc_full.run_reference(REFERENCE, {"cfg": cfg}, cwd=tmp_path)
+    assert ref == EXPECTED[case]
 
 
 def test_a_row_missing_the_gold_column_names_file_and_row(tmp_path, monkeypatch):

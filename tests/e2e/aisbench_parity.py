@@ -7,7 +7,7 @@ layout under ``$AIS_BENCH_DATASETS_CACHE``) and a scripted model: the loopback s
 
 A run gives the scores (``results`` per dataset abbr) and the request bodies as a multiset of hashes (sha256 of
 the endpoint path and the body as JSON with sorted keys). ``record()`` runs AISBench's own CLI
-(``ais_bench CONFIG --debug -w DIR --num-warmups 0``) from a reference venv (named by
+(``ais_bench CONFIG --debug -w DIR --num-warmups 0``) from a reference venv (``$PROMPTWEAVE_AIS_FULL_VENV`` or
 ``$PROMPTWEAVE_AIS_FULL_VENV``: ``ais_bench_benchmark`` installed with its dependencies) and writes what it saw to
 ``fixtures/aisbench_parity.json``, so the promptweave side is checked without that venv:
 
@@ -109,7 +109,7 @@ def _cmmlu(root: Path) -> None:
 def _arc(root: Path, folder: str, stem: str) -> None:
     def rows(off: int) -> list[dict]:
         return [{"id": str(i), "question": {"stem": f"[q{off + i}] Which one {i}?", "choices": [
-            {"label": lab, "text": t} for lab, t in zip("ABCD", ("wood", "iron", "glass", "water"))]},
+            {"label": lab, "text": t} for lab, t in zip("ABCD", ("wood", "iron", "glass", "water"), strict=True)]},
             "answerKey": "ABCD"[i % 4]} for i in range(6)]
     _jsonl(root / "ARC" / folder / f"{stem}-Dev.jsonl", rows(90))
     _jsonl(root / "ARC" / folder / f"{stem}-Test.jsonl", rows(0))
@@ -535,7 +535,8 @@ def record(names: list[str]) -> None:  # pragma: no cover - run by hand with the
 
     venv = reference_venv()
     if venv is None:
-        raise SystemExit("no reference venv: set PROMPTWEAVE_AIS_FULL_VENV (tools/build_reference_venvs.sh builds .venvs/ais-full)")
+        raise SystemExit("no reference venv: build one with tools/build_reference_venvs.sh and name it in "
+                         "PROMPTWEAVE_AIS_FULL_VENV")
     out = load_fixture()
     for name in names or list(BY_NAME):
         with tempfile.TemporaryDirectory() as tmp:

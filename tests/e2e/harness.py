@@ -75,7 +75,8 @@ def predictions(work: Path, abbr: str) -> list[dict]:
 
 
 def missing_eval_names(evaluators: tuple[str, ...] = (), postprocessors: tuple[str, ...] = ()) -> list[str]:
-    """Evaluator / postprocessor names this build cannot construct (the evaluation area lands them)."""
+    """Evaluator / postprocessor names this build cannot construct: callers assert the list is empty, so an
+    evaluator that stops registering fails its tests instead of skipping them."""
     import inspect
 
     from promptweave.errors import PromptweaveError

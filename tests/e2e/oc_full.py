@@ -1,6 +1,6 @@
 """The OpenCompass users' environment: opencompass installed *with* its dependencies in its own venv
-(named by ``$PROMPTWEAVE_OC_FULL_VENV``; built by ``tools/build_reference_venvs.sh`` or as docs/lint.md's
-"Reference environments" says). Tests that need it skip, saying how to build it, when it is absent."""
+(``$PROMPTWEAVE_OC_FULL_VENV``; built by ``tools/build_reference_venvs.sh``). Where it is named, reference runs are
+live and checked against their record; elsewhere (CI) the recorded answers are used (``tests/reference_record.py``)."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,11 @@ import os
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.reference_record import reference_result
 
 
 def venv() -> Path | None:
@@ -31,8 +34,15 @@ def python_or_skip() -> Path:
     return root / "bin" / "python"
 
 
-def run_reference(code: str, payload: dict, *, cwd: Path, env: dict | None = None, timeout: int = 600) -> dict:
-    """Run ``code`` (which reads ``PAYLOAD`` and sets ``RESULT``) with the full environment's interpreter."""
+def run_reference(code: str, payload: dict, *, cwd: Path, env: dict | None = None, timeout: int = 600) -> Any:
+    """What ``code`` (which reads ``PAYLOAD`` and sets ``RESULT``) gives with the full environment's interpreter:
+    live where the venv is named, else its recorded answer (a missing or stale record fails the test)."""
+    live = None if venv() is None else (lambda: _run_live(code, payload, cwd=cwd, env=env, timeout=timeout))
+    return reference_result(live, code=code + json.dumps(env or {}, sort_keys=True), payload=payload, tmp=cwd,
+                            venv_env="PROMPTWEAVE_OC_FULL_VENV")
+
+
+def _run_live(code: str, payload: dict, *, cwd: Path, env: dict | None, timeout: int) -> Any:
     py = python_or_skip()
     script = ("import json, sys\nPAYLOAD = json.loads(sys.stdin.read())\nRESULT = None\n"
               + textwrap.dedent(code) + "\nprint('@@RESULT@@' + json.dumps(RESULT))\n")

@@ -24,5 +24,5 @@ def test_aisbench_arc_c_gen(tmp_path, monkeypatch):
         res, work = run_config(tmp_path, server.url, "ARC_c.ARC_c_gen_0_shot_chat_prompt", "ARC_c_datasets",
                                package=AISBENCH)
     assert res.exit_code == 0, res.output
-    expected = 100 * sum(g == s for g, s in zip(gold, said)) / len(gold)
+    expected = 100 * sum(g == s for g, s in zip(gold, said, strict=True)) / len(gold)
     assert result(work, "ARC-c")["metrics"]["accuracy"] == pytest.approx(expected)

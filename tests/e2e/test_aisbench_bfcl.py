@@ -40,7 +40,7 @@ def _write(root):
 
 def _independent_score() -> float:
     ok = 0
-    for (name, args), gold in zip(CALLS, GOLD):
+    for (name, args), gold in zip(CALLS, GOLD, strict=True):
         good = name == "math_area" and all(k in args or "" in v for k, v in gold.items())
         for k, v in args.items():
             want = gold[k]

@@ -4,8 +4,8 @@ own rules where they differ from OpenCompass's (``CodeUEvaluator``, ``SciFiEvalu
 reported as ``accuracy``), scores equal to AISBench's.
 
 The expected scores were computed once with AISBench 3.1's own loader classes, ``general_postprocess`` and
-evaluators in its full environment (``$PROMPTWEAVE_AIS_FULL_VENV``) on the same records and replies; with
-``$PROMPTWEAVE_AIS_FULL_VENV`` set each test recomputes them there.
+evaluators in its full environment on the same records and replies, and recorded (``tests/reference_record.py``);
+with ``$PROMPTWEAVE_AIS_FULL_VENV`` set each test recomputes them there and checks the record.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 from openai_stub import StubServer
 
 from tests.e2e.harness import AISBENCH, by_marker, predictions, result, run_config
+from tests.reference_record import reference_result
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +52,6 @@ def run(tmp_path, module, name, replies):
 
 def reference(tmp_path, cls, evaluator, file, work, abbr):
     """AISBench's own loader, ``general_postprocess`` and evaluator on the replies promptweave got."""
-    if not os.environ.get("PROMPTWEAVE_AIS_FULL_VENV"):
-        return None
-    py = Path(os.environ["PROMPTWEAVE_AIS_FULL_VENV"]) / "bin" / "python"
     preds = [p["output"] for p in sorted(predictions(work, abbr), key=lambda p: p["index"])]
     code = f"""
 import json, sys
@@ -65,11 +63,18 @@ ds = {cls}.load(path=p["file"], name="stand-in")["test"]
 out = {evaluator}().score([general_postprocess(x) for x in p["preds"]], [r["answer"] for r in ds])
 print("@@" + json.dumps(out))
 """
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([str(py), "-c", code], input=json.dumps({"file": str(file), "preds": preds}),
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+    payload = {"file": str(file), "preds": preds}
+
+    def live() -> dict:
+        py = Path(os.environ["PROMPTWEAVE_AIS_FULL_VENV"]) / "bin" / "python"
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        done = subprocess.run([str(py), "-c", code], input=json.dumps(payload),
+                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("@@")][-1][2:])
+
+    return reference_result(live if os.environ.get("PROMPTWEAVE_AIS_FULL_VENV") else None, code=code,
+                            payload=payload, tmp=tmp_path, venv_env="PROMPTWEAVE_AIS_FULL_VENV")
 
 
 def test_aisbench_leval_code_u(tmp_path, ais_cache):
@@ -82,8 +87,7 @@ def test_aisbench_leval_code_u(tmp_path, ais_cache):
     got = result(work, "LEval_code_u")["metrics"]
     assert got == {"accuracy": pytest.approx(100 * 2 / 3)}  # AISBench 3.1: 66.66666666666667
     ref = reference(tmp_path, "LEvalCodeUDataset", "CodeUEvaluator", f, work, "LEval_code_u")
-    if ref is not None:
-        assert got["accuracy"] == pytest.approx(ref["accuracy"])
+    assert got["accuracy"] == pytest.approx(ref["accuracy"])
 
 
 def test_aisbench_leval_sci_fi_loyalty(tmp_path, ais_cache):
@@ -96,8 +100,7 @@ def test_aisbench_leval_sci_fi_loyalty(tmp_path, ais_cache):
     got = result(work, "LEval_sci_fi")["metrics"]
     assert got == {"accuracy": pytest.approx(100 * 2 / 3)}  # AISBench 3.1: 66.66666666666667
     ref = reference(tmp_path, "LEvalSciFiDataset", "SciFiEvaluator", f, work, "LEval_sci_fi")
-    if ref is not None:
-        assert got["accuracy"] == pytest.approx(ref["accuracy"])
+    assert got["accuracy"] == pytest.approx(ref["accuracy"])
 
 
 def test_aisbench_leval_topic_retrieval_reports_accuracy(tmp_path, ais_cache):
@@ -109,5 +112,4 @@ def test_aisbench_leval_topic_retrieval_reports_accuracy(tmp_path, ais_cache):
     got = result(work, "LEval_topic_retrieval")["metrics"]
     assert got == {"accuracy": pytest.approx(50.0)}  # AISBench 3.1: 50.0 (OpenCompass calls it "score")
     ref = reference(tmp_path, "LEvalTopicRetrievalDataset", "LEvalEMEvaluator", f, work, "LEval_topic_retrieval")
-    if ref is not None:
-        assert got["accuracy"] == pytest.approx(ref["accuracy"])
+    assert got["accuracy"] == pytest.approx(ref["accuracy"])

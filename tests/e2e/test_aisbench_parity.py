@@ -23,9 +23,9 @@ from tests.e2e.aisbench_parity import (
     venv_runs_promptweave,
 )
 
-_VENV_HOW = ("needs AISBench installed with its dependencies in a venv named by $PROMPTWEAVE_AIS_FULL_VENV (opt-in; a "
-             "minute a config): python3 -m venv; pip install torch==2.13.0; pip install ais_bench_benchmark "
-             "math-verify==0.5.2 -c (torch==2.13.0, numpy<2)")
+_VENV_HOW = ("re-checking the AISBench record needs AISBench installed with its dependencies in a venv named by "
+             "$PROMPTWEAVE_AIS_FULL_VENV (a minute a config; tools/build_reference_venvs.sh builds it); the "
+             "comparison with the record ran")
 
 RECORDED = load_fixture()
 CASES = sorted(RECORDED)

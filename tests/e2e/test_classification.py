@@ -19,7 +19,7 @@ def _run(tmp_path, module, name, replies):
 
 
 def _acc(gold, said):
-    return 100 * sum(g == s for g, s in zip(gold, said)) / len(gold)
+    return 100 * sum(g == s for g, s in zip(gold, said, strict=True)) / len(gold)
 
 
 def test_boolq_gen(tmp_path, cache):

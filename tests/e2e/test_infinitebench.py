@@ -18,7 +18,7 @@ def test_infinitebench_codedebug_sends_the_near_miss_placeholder_as_written(tmp_
     data.mkdir(parents=True)
     (data / "code_debug.jsonl").write_text("".join(json.dumps(
         {"id": i, "context": f"[q{i}] def {o[0]}(): pass", "input": "", "options": o, "answer": [g]}) + "\n"
-        for i, (o, g) in enumerate(zip(OPTIONS, GOLD))), encoding="utf-8")
+        for i, (o, g) in enumerate(zip(OPTIONS, GOLD, strict=True))), encoding="utf-8")
     replies = {0: "B", 1: "The answer is C", 2: "A"}
     with StubServer(answer=by_marker(replies)) as server:
         res, work = run_config(tmp_path, server.url, "infinitebench.infinitebenchcodedebug."

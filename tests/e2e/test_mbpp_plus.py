@@ -34,7 +34,7 @@ def test_mbpp_plus_gen(tmp_path, cache, monkeypatch, config) -> None:
     by_id = {p["task_id"]: p for p in PROBLEMS}
     rows = predictions(work, "mbpp_plus")
     assert [r["gold"] for r in rows] == ids
-    for r, t in zip(rows, ids):
+    for r, t in zip(rows, ids, strict=True):
         assert r["correct"] == (expected_status(by_id[t], ANSWERS[t], "plus") == "pass"), t
 
 

@@ -9,7 +9,7 @@ from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
 def _accuracy(gold: list[str], said: list[str]) -> float:
-    return 100 * sum(g == s for g, s in zip(gold, said)) / len(gold)
+    return 100 * sum(g == s for g, s in zip(gold, said, strict=True)) / len(gold)
 
 
 def _run(tmp_path, module, name, select, replies):

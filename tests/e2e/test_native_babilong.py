@@ -3,7 +3,7 @@
 stand-in server, scores equal to OpenCompass's.
 
 The expected prompt and score were computed once with OpenCompass 0.5.4's own ``BabiLongDataset``,
-``PromptTemplate`` and ``BabiLongEvaluator`` in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``) on the same records
+``PromptTemplate`` and ``BabiLongEvaluator`` in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``) on the same records
 and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set the test recomputes them there.
 """
 from __future__ import annotations
@@ -51,21 +51,20 @@ def test_babilong_qa1(tmp_path, cache, module):
     assert user.startswith("['I will give you context with the facts about positions of different persons")
     assert "<context>\\nNoise. [q0] Mary moved to the bathroom. More noise.\\n</context>\\n\\nQuestion: Where is " \
            "Mary?']" in user
-    if oc_full.venv() is not None:
-        preds = [p["output"] for p in sorted(predictions(work, "babilong_qa1_0k"), key=lambda p: p["index"])]
-        ref = oc_full.run_reference("""
-            from opencompass.datasets.babilong.babilong import BabiLongDataset, BabiLongEvaluator
-            from opencompass.openicl.icl_prompt_template import PromptTemplate
-            ds = BabiLongDataset.load(path=PAYLOAD["dir"], task="qa1", split_name="0k")
-            t = PromptTemplate(template=dict(round=[dict(role="HUMAN", prompt="{prompt}"),
-                                                    dict(role="BOT", prompt="{answer}\\n")]))
-            t.ice_token = None
-            first = t.generate_item(ds[0], output_field="answer", output_field_replace_token="")
-            RESULT = {"prompt": [p["prompt"] for p in first if isinstance(p, dict) and p.get("role") == "HUMAN"][0],
-                      "score": BabiLongEvaluator().score(PAYLOAD["preds"], [r["answer"] for r in ds])["score"]}
-        """, {"dir": str(f.parent.parent), "preds": preds}, cwd=tmp_path)
-        assert user == ref["prompt"]
-        assert got["score"] == pytest.approx(ref["score"])
+    preds = [p["output"] for p in sorted(predictions(work, "babilong_qa1_0k"), key=lambda p: p["index"])]
+    ref = oc_full.run_reference("""
+        from opencompass.datasets.babilong.babilong import BabiLongDataset, BabiLongEvaluator
+        from opencompass.openicl.icl_prompt_template import PromptTemplate
+        ds = BabiLongDataset.load(path=PAYLOAD["dir"], task="qa1", split_name="0k")
+        t = PromptTemplate(template=dict(round=[dict(role="HUMAN", prompt="{prompt}"),
+                                                dict(role="BOT", prompt="{answer}\\n")]))
+        t.ice_token = None
+        first = t.generate_item(ds[0], output_field="answer", output_field_replace_token="")
+        RESULT = {"prompt": [p["prompt"] for p in first if isinstance(p, dict) and p.get("role") == "HUMAN"][0],
+                  "score": BabiLongEvaluator().score(PAYLOAD["preds"], [r["answer"] for r in ds])["score"]}
+    """, {"dir": str(f.parent.parent), "preds": preds}, cwd=tmp_path)
+    assert user == ref["prompt"]
+    assert got["score"] == pytest.approx(ref["score"])
 
 
 def test_babilong_without_the_reference_texts_is_a_typed_error(tmp_path, cache, monkeypatch):

@@ -3,7 +3,7 @@
 equal to OpenCompass's.
 
 The expected scores were computed once with OpenCompass 0.5.4's own classes (its loader, with ``load_dataset``
-reading the stand-in file, its postprocessors and evaluators) in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``) on the
+reading the stand-in file, its postprocessors and evaluators) in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``) on the
 same records and replies; with ``$PROMPTWEAVE_OC_FULL_VENV`` set each test recomputes them there.
 """
 from __future__ import annotations
@@ -75,14 +75,13 @@ def test_leval_coursera_multi_letter_accuracy(tmp_path, cache):
     assert got == {"accuracy": pytest.approx(100 * 2 / 3)}  # OpenCompass 0.5.4: 66.66666666666667
     assert "Document is as follows.\nCourse notes about graphs.\nQuestion:[q1] Which hold cycles?\nAnswer:" in \
         json.dumps(sent, ensure_ascii=False).replace("\\n", "\n")
-    if oc_full.venv() is not None:
-        ref = reference(tmp_path, "LEvalCourseraDataset", f, outputs(work, "LEval_coursera"), post="""
+    ref = reference(tmp_path, "LEvalCourseraDataset", f, outputs(work, "LEval_coursera"), post="""
 from opencompass.utils.text_postprocessors import first_capital_postprocess_multi
 from opencompass.openicl.icl_evaluator import AccEvaluator
 preds = [first_capital_postprocess_multi(p) for p in PAYLOAD["preds"]]""",
-                        score="AccEvaluator().score(preds, golds)")
-        assert got["accuracy"] == pytest.approx(ref["metrics"]["accuracy"])
-        assert [p["gold"] for p in predictions(work, "LEval_coursera")] == [r["answer"] for r in ref["rows"]]
+                    score="AccEvaluator().score(preds, golds)")
+    assert got["accuracy"] == pytest.approx(ref["metrics"]["accuracy"])
+    assert [p["gold"] for p in predictions(work, "LEval_coursera")] == [r["answer"] for r in ref["rows"]]
 
 
 def test_leval_gsm100_answer_digits(tmp_path, cache):
@@ -94,13 +93,12 @@ def test_leval_gsm100_answer_digits(tmp_path, cache):
                   {0: "So 1,000 + 234. The answer is 1,234 apples.", 1: "The answer is $56.", 2: "I think 7"})
     got = result(work, "LEval_gsm100")["metrics"]
     assert got == {"accuracy": pytest.approx(100 * 2 / 3)}  # OpenCompass 0.5.4: 66.66666666666667
-    if oc_full.venv() is not None:
-        ref = reference(tmp_path, "LEvalGSM100Dataset", f, outputs(work, "LEval_gsm100"), post="""
+    ref = reference(tmp_path, "LEvalGSM100Dataset", f, outputs(work, "LEval_gsm100"), post="""
 from opencompass.datasets import gsm100_postprocess, gsm100_dataset_postprocess
 from opencompass.openicl.icl_evaluator import AccEvaluator
 preds = [gsm100_postprocess(p) for p in PAYLOAD["preds"]]
 golds = [gsm100_dataset_postprocess(g) for g in golds]""", score="AccEvaluator().score(preds, golds)")
-        assert got["accuracy"] == pytest.approx(ref["metrics"]["accuracy"])
+    assert got["accuracy"] == pytest.approx(ref["metrics"]["accuracy"])
 
 
 def test_leval_topic_retrieval_em(tmp_path, cache):
@@ -112,11 +110,10 @@ def test_leval_topic_retrieval_em(tmp_path, cache):
                   {0: "The Roman Empire, and more", 1: "dogs", 2: "I like apple pie. Yes"})
     got = result(work, "LEval_topic_retrieval")["metrics"]
     assert got == {"score": pytest.approx(100 * 2 / 3)}  # OpenCompass 0.5.4: 66.66666666666667
-    if oc_full.venv() is not None:
-        ref = reference(tmp_path, "LEvalTopicRetrievalDataset", f, outputs(work, "LEval_topic_retrieval"), post="""
+    ref = reference(tmp_path, "LEvalTopicRetrievalDataset", f, outputs(work, "LEval_topic_retrieval"), post="""
 from opencompass.utils.text_postprocessors import general_postprocess
 preds = [general_postprocess(p) for p in PAYLOAD["preds"]]""", score="leval.LEvalEMEvaluator().score(preds, golds)")
-        assert got["score"] == pytest.approx(ref["metrics"]["score"])
+    assert got["score"] == pytest.approx(ref["metrics"]["score"])
 
 
 def test_leval_natural_question_rows_carry_the_gold_length(tmp_path, cache):
@@ -131,7 +128,6 @@ def test_leval_natural_question_rows_carry_the_gold_length(tmp_path, cache):
     assert "Instruction: [q1] river of Paris?\nAnswer this question with 2 words." in text
     got = result(work, "LEval_nq")["metrics"]
     assert set(got) == {"rouge1", "rouge2", "rougeL", "rougeLsum"}
-    if oc_full.venv() is not None:
-        ref = reference(tmp_path, "LEvalNaturalQuestionDataset", f, outputs(work, "LEval_nq"),
-                        score="{'rows': len(golds)}")
-        assert [r["length"] for r in ref["rows"]] == [4, 2]
+    ref = reference(tmp_path, "LEvalNaturalQuestionDataset", f, outputs(work, "LEval_nq"),
+                    score="{'rows': len(golds)}")
+    assert [r["length"] for r in ref["rows"]] == [4, 2]

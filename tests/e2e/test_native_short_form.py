@@ -3,7 +3,7 @@ CommonsenseQA zh, XStoryCloze, FinanceIQ, Anthropic's evals, P-MMEval, Xiezhi, C
 (``PROMPTWEAVE_NO_REFERENCE=1``) against the stand-in server, on stand-in data in the reference's on-disk layout.
 
 Every stand-in row carries one ``[qN]`` marker, so the reply to each row is known. The expected metrics were
-computed once by OpenCompass 0.5.4's own classes in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``:
+computed once by OpenCompass 0.5.4's own classes in the full environment (``$PROMPTWEAVE_OC_FULL_VENV``, built by ``tools/build_reference_venvs.sh``:
 ``build_dataset_from_cfg`` on the same config and data, the config's ``pred_postprocessor`` and evaluator on the
 same replies; :data:`REFERENCE` below is that script) and are written here as numbers. Where
 ``$PROMPTWEAVE_OC_FULL_VENV`` names that environment, the script runs again and must agree.
@@ -333,13 +333,12 @@ def test_short_form_family_natively_gives_the_reference_score(case: Case, tmp_pa
     for key, want in case.expected.items():
         assert got[key] == pytest.approx(want), (key, got)
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference(REFERENCE, {"config": _config_file(case.module), "name": case.name,
-                                                "abbr": case.abbr, "replies": case.replies,
-                                                "out": str(tmp_path / "ref_out")}, cwd=tmp_path,
-                                    env={"COMPASS_DATA_CACHE": str(cache)})
-        for key, want in case.expected.items():
-            assert ref[key] == pytest.approx(want), (key, ref)
+    ref = oc_full.run_reference(REFERENCE, {"config": _config_file(case.module), "name": case.name,
+                                            "abbr": case.abbr, "replies": case.replies,
+                                            "out": str(tmp_path / "ref_out")}, cwd=tmp_path,
+                                env={"COMPASS_DATA_CACHE": str(cache)})
+    for key, want in case.expected.items():
+        assert ref[key] == pytest.approx(want), (key, ref)
 
 
 def _rows(loader: str, **args: Any) -> Any:

@@ -40,17 +40,16 @@ def test_strategyqa_bool_gold_is_mapped_to_yes_no(tmp_path, cache):
     got = result(work, "strategyqa")["metrics"]["accuracy"]
     assert got == pytest.approx(75.0)  # yes/no/no/no against yes/no/yes/no
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference("""
-            from opencompass.datasets.strategyqa import (strategyqa_dataset_postprocess,
-                                                         strategyqa_pred_postprocess)
-            from opencompass.openicl.icl_evaluator import AccEvaluator
-            rows = json.load(open(PAYLOAD["file"]))
-            golds = [strategyqa_dataset_postprocess(r["answer"]) for r in rows]
-            preds = [strategyqa_pred_postprocess(p) for p in PAYLOAD["preds"]]
-            RESULT = AccEvaluator().score(preds, golds)["accuracy"]
-        """, {"file": str(f), "preds": _replies(work, "strategyqa")}, cwd=tmp_path)
-        assert got == pytest.approx(ref)
+    ref = oc_full.run_reference("""
+        from opencompass.datasets.strategyqa import (strategyqa_dataset_postprocess,
+                                                     strategyqa_pred_postprocess)
+        from opencompass.openicl.icl_evaluator import AccEvaluator
+        rows = json.load(open(PAYLOAD["file"]))
+        golds = [strategyqa_dataset_postprocess(r["answer"]) for r in rows]
+        preds = [strategyqa_pred_postprocess(p) for p in PAYLOAD["preds"]]
+        RESULT = AccEvaluator().score(preds, golds)["accuracy"]
+    """, {"file": str(f), "preds": _replies(work, "strategyqa")}, cwd=tmp_path)
+    assert got == pytest.approx(ref)
 
 
 def test_siqa_gen_v3(tmp_path, cache):
@@ -68,16 +67,15 @@ def test_siqa_gen_v3(tmp_path, cache):
     first = str(predictions(work, "siqa")[0])
     assert "A. tired\\nB. bored\\nC. late" in first or "A. tired\nB. bored\nC. late" in first
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference("""
-            from opencompass.datasets import SiqaDatasetV3
-            from opencompass.openicl.icl_evaluator import AccEvaluator
-            from opencompass.utils.text_postprocessors import first_option_postprocess
-            ds = SiqaDatasetV3.load(PAYLOAD["path"])["validation"]
-            preds = [first_option_postprocess(p, options="ABC", cushion=False) for p in PAYLOAD["preds"]]
-            RESULT = AccEvaluator().score(preds, list(ds["answer"]))["accuracy"]
-        """, {"path": str(d), "preds": _replies(work, "siqa")}, cwd=tmp_path)
-        assert got == pytest.approx(ref)
+    ref = oc_full.run_reference("""
+        from opencompass.datasets import SiqaDatasetV3
+        from opencompass.openicl.icl_evaluator import AccEvaluator
+        from opencompass.utils.text_postprocessors import first_option_postprocess
+        ds = SiqaDatasetV3.load(PAYLOAD["path"])["validation"]
+        preds = [first_option_postprocess(p, options="ABC", cushion=False) for p in PAYLOAD["preds"]]
+        RESULT = AccEvaluator().score(preds, list(ds["answer"]))["accuracy"]
+    """, {"path": str(d), "preds": _replies(work, "siqa")}, cwd=tmp_path)
+    assert got == pytest.approx(ref)
 
 
 def test_drop_openai_simple_evals(tmp_path, cache):
@@ -91,10 +89,9 @@ def test_drop_openai_simple_evals(tmp_path, cache):
     got = result(work, "drop")["metrics"]["accuracy"]
     assert got == pytest.approx(75.0)
 
-    if oc_full.venv() is not None:
-        ref = oc_full.run_reference("""
-            from opencompass.datasets import DropOpenAIEvaluator
-            golds = [json.loads(line)["ref_text"] for line in open(PAYLOAD["file"])]
-            RESULT = DropOpenAIEvaluator().score(PAYLOAD["preds"], golds)["accuracy"]
-        """, {"file": str(f), "preds": _replies(work, "drop")}, cwd=tmp_path)
-        assert got == pytest.approx(ref)
+    ref = oc_full.run_reference("""
+        from opencompass.datasets import DropOpenAIEvaluator
+        golds = [json.loads(line)["ref_text"] for line in open(PAYLOAD["file"])]
+        RESULT = DropOpenAIEvaluator().score(PAYLOAD["preds"], golds)["accuracy"]
+    """, {"file": str(f), "preds": _replies(work, "drop")}, cwd=tmp_path)
+    assert got == pytest.approx(ref)

@@ -117,3 +117,5 @@ def test_olympiadbench_judged_end_to_end(tmp_path: Path, cache: Path, module: st
     grading = [e["body"]["messages"] for e in log if e["body"].get("model") == "judge-model"]
     assert len(grading) == judged
     assert any("<Original Question Begin>: \n[q4] 求 $10-4$" in m[-1]["content"] for m in grading)
+    if ref is None:  # the rest ran; the byte-for-byte comparison with the reference did not
+        pytest.skip("needs the reference config trees (opencompass installed --no-deps, as .ci/run does)")

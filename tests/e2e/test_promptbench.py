@@ -38,8 +38,7 @@ def answer(body: dict) -> str:
 
 def test_promptbench_math_ranks_every_prompt(tmp_path, cache):
     missing = missing_eval_names(("MATHEvaluator",), ("math_postprocess",))
-    if missing:
-        pytest.skip("not implemented in this build: " + ", ".join(missing))
+    assert not missing, "evaluators / postprocessors that no longer build: " + ", ".join(missing)
     layouts.math(cache, PROBLEMS)
     with StubServer(answer=answer) as server:
         res, work = run_config(tmp_path, server.url, "promptbench.promptbench_math_gen_abf776", "math_datasets")

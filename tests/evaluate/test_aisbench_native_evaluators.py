@@ -37,7 +37,7 @@ def same(got, want) -> None:
     for k, v in want.get("text", {}).items():  # a figure the reference writes as text (HLE's accuracy)
         assert got.extra.get(f"{k}_text") == v, k
     if want["rows"] is not None:
-        for d, w in zip(got.details, want["rows"]):
+        for d, w in zip(got.details, want["rows"], strict=True):
             for k, v in w.items():
                 assert d.get(k) == v, (k, d, w)
 

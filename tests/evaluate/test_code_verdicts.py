@@ -20,6 +20,7 @@ from promptweave.suites.code.humaneval import HumanEvalEvaluator
 from promptweave.suites.code.lcbench import LCEvaluator
 from promptweave.suites.code.mbpp import MBPPEvaluator
 from tests.codebox import CODE_SANDBOX
+from tests.outcome import value_or_error
 
 FAST = Limits(timeout_s=10.0, cpu_s=5, memory_mb=256)
 CTX = EvalContext(allow_code_exec=True, code_sandbox=CODE_SANDBOX)
@@ -136,10 +137,8 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 @settings(max_examples=300, deadline=None)
 @given(obj=json_values)
 def test_any_json_decodes_or_is_a_bad_record(obj) -> None:
-    try:
-        decode(obj)
-    except BadRecord:
-        pass
+    value, exc = value_or_error(decode, obj, expected=BadRecord)
+    assert (value is None) != (exc is None) or (value is None and obj is None)
 
 
 records = st.one_of(
@@ -256,10 +255,8 @@ def test_judging_any_values_ends_in_a_value_or_a_judge_error(expr: str, a, b, ty
 
     from promptweave.evaluate.code_verdict import JudgeError, judge_eval
 
-    try:
-        judge_eval(ast.parse(expr, mode="eval"), [a, b], typed)
-    except JudgeError:
-        pass
+    _, exc = value_or_error(judge_eval, ast.parse(expr, mode="eval"), [a, b], typed, expected=JudgeError)
+    assert exc is None or isinstance(exc, JudgeError)  # anything else propagates and fails the test
 
 
 def test_tests_that_cannot_be_split_still_run_as_the_reference_runs_them() -> None:

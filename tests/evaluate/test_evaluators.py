@@ -190,7 +190,7 @@ def test_long_tail_goes_through_the_reference_registry(monkeypatch) -> None:
             self.bonus = bonus
 
         def score(self, predictions, references, test_set):
-            ok = [p == r for p, r in zip(predictions, references)]
+            ok = [p == r for p, r in zip(predictions, references, strict=True)]
             return {"score": 100 * sum(ok) / len(ok) + self.bonus, "note": "x",
                     "details": [{"correct": c} for c in ok]}
 

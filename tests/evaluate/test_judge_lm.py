@@ -173,9 +173,9 @@ def test_lmevaluator_pairwise_double_judges_both_orders(stub_server: StubServer,
     assert res.exit_code == 0, res.output
     sent = [b["messages"][-1]["content"] for b in _judge_requests(stub_server)]
     expected = [_pair_prompt(r["question"], base, PAIR_REPLIES[r["question"]])
-                for r, base in zip(PAIR_ROWS, BASE_PREDS)]
+                for r, base in zip(PAIR_ROWS, BASE_PREDS, strict=True)]
     expected += [_pair_prompt(r["question"], PAIR_REPLIES[r["question"]], base)
-                 for r, base in zip(PAIR_ROWS, BASE_PREDS)]
+                 for r, base in zip(PAIR_ROWS, BASE_PREDS, strict=True)]
     assert sorted(sent) == sorted(expected)
     rows = [json.loads(x) for x in (work / "predictions" / "api" / "arena.jsonl").read_text().splitlines()]
     assert rows[0]["judge"]["prompt"] == [{"role": "HUMAN", "prompt": expected[0]}]
@@ -192,7 +192,7 @@ def test_lmevaluator_pairwise_random_order_is_the_references_seeded_shuffle(stub
     # the reference seeds Python's random with 666 per judged pair and shuffles [base, model] row by row
     random.seed(666)
     expected = []
-    for r, base in zip(PAIR_ROWS, BASE_PREDS):
+    for r, base in zip(PAIR_ROWS, BASE_PREDS, strict=True):
         pair = [base, PAIR_REPLIES[r["question"]]]
         random.shuffle(pair)
         expected.append(_pair_prompt(r["question"], *pair))

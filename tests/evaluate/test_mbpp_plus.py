@@ -40,7 +40,7 @@ def test_base_and_plus_verdicts_and_the_reference_figure(evalplus_cache) -> None
     ids = list(ANSWERS)
     scores = _score(ids, [_wrap(ANSWERS[t]) for t in ids])
     by_id = {p["task_id"]: p for p in PROBLEMS}
-    for t, d in zip(ids, scores.details):
+    for t, d in zip(ids, scores.details, strict=True):
         assert d["base_status"] == expected_status(by_id[t], ANSWERS[t], "base"), t
         assert d["plus_status"] == expected_status(by_id[t], ANSWERS[t], "plus"), t
     assert [d["base_status"] for d in scores.details] == ["pass", "pass", "pass", "fail", "pass"]

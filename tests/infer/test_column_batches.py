@@ -49,7 +49,7 @@ def test_columns_equal_the_records_fields_and_make_no_record(name):
         assert not c.columnar and columns_of(c) is None
         assert [(r.index, r.label, list(r.shot_ids), r.rendered) for r in recs] == [
             (r.index, r.label, list(r.shot_ids), r.rendered) for r in want]
-        assert all(a is b for a, b in zip(recs, c))
+        assert all(a is b for a, b in zip(recs, c, strict=True))
         c[0].extra["note"] = 1
         assert c[0].extra == {"note": 1}  # the same record object, so notes stay
     assert at == len(general)
@@ -84,7 +84,7 @@ def test_ppl_over_columns_equals_ppl_over_records(lm, name):
     by_records = infer_ppl(lm, general)
     assert [(r.index, r.labels, r.prediction, r.shot_ids, r.prompts) for r in by_columns] == [
         (r.index, r.labels, r.prediction, r.shot_ids, r.prompts) for r in by_records]
-    for a, b in zip(by_columns, by_records):
+    for a, b in zip(by_columns, by_records, strict=True):
         assert a.ppl == pytest.approx(b.ppl, abs=1e-5)
     assert len(by_columns) == 12 and all(len(r.labels) == 4 for r in by_columns)
 

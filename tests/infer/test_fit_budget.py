@@ -236,7 +236,7 @@ def test_normalizing_scores_on_the_tiny_model(tiny_model_dir) -> None:
     recs = [r for i in range(2) for r in b.build_row(i)]
     res = infer_ppl(lm, recs, normalizing_str="Answer:")
     norm_len = lm.count_tokens("Answer:")
-    for row, r in zip(res, recs[::2]):
+    for row, r in zip(res, recs[::2], strict=True):
         for rec in [x for x in recs if x.index == row.index]:
             [full] = lm.score_ids([lm.encode(rec.rendered)])
             [norm] = lm.score_ids([lm.encode("Answer:" + rec.ppl_answer)])

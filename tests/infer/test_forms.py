@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from promptweave.config import load_config
+from promptweave.errors import PromptweaveWarning
 from promptweave.run import run_tasks
 from promptweave.run.plan import plan_config
 
@@ -66,7 +67,8 @@ def test_sc_votes_over_postprocessed_samples(stub_server, tmp_path) -> None:
 
     stub_server.answer = answer
     cfg = load_config(_write(tmp_path, SC_CONFIG % stub_server.url, ROWS))
-    tasks = plan_config(cfg)
+    with pytest.warns(PromptweaveWarning, match="infer_type is ignored: self-consistency is the only kind"):
+        tasks = plan_config(cfg)
     assert [t.mode for t in tasks] == ["sc"] and tasks[0].settings["sc_size"] == 5
     [out] = run_tasks(tasks, tmp_path / "w", show_progress=False)
     assert out.ok, out.error
@@ -78,7 +80,9 @@ def test_sc_votes_over_postprocessed_samples(stub_server, tmp_path) -> None:
     assert all(b["temperature"] == 0.7 and b["max_tokens"] == 20 for b in bodies)
     # a rerun answers every sample from the cache
     before = stub_server.total_received
-    run_tasks(plan_config(load_config(tmp_path / "config.py")), tmp_path / "w", show_progress=False)
+    with pytest.warns(PromptweaveWarning, match="infer_type is ignored"):
+        rerun = plan_config(load_config(tmp_path / "config.py"))
+    run_tasks(rerun, tmp_path / "w", show_progress=False)
     assert stub_server.total_received == before
 
 
@@ -138,7 +142,7 @@ def test_ll_picks_the_most_likely_continuation(tiny_model_dir, tmp_path) -> None
     assert out.ok, out.error
     preds = _predictions(tmp_path / "w")
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
-    for row, pred in zip(rows, preds):
+    for row, pred in zip(rows, preds, strict=True):
         expect = {}
         for label, col in (("A", "opt1"), ("B", "opt2")):
             text = row[col]
@@ -166,7 +170,7 @@ def test_ppl_only_predicts_each_prompts_perplexity(tiny_model_dir, tmp_path) -> 
     assert tasks[0].mode == "ppl_only" and len(tasks[0].records) == 2
     [out] = run_tasks(tasks, tmp_path / "w", show_progress=False)
     assert out.ok, out.error
-    for row, pred in zip(rows, _predictions(tmp_path / "w")):
+    for row, pred in zip(rows, _predictions(tmp_path / "w"), strict=True):
         ids, lps = _token_logprobs(tiny_model_dir, row["text"])
         assert pred["prediction"] == pytest.approx(-sum(lps) / len(ids), abs=1e-4)
 

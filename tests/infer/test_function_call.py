@@ -27,6 +27,8 @@ from promptweave.models.openai_compat import OpenAICompatModel
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
 from openai_stub import StubServer  # noqa: E402
 
+from tests.outcome import value_or_error
+
 FN = {"name": "geo.find", "description": "Find a place.",
       "parameters": {"type": "dict", "required": ["q"],
                      "properties": {"q": {"type": "string", "description": "query"},
@@ -79,9 +81,8 @@ def test_decode_reply_prefers_tool_calls_then_text():
 @given(st.text(max_size=30))
 def test_a_bad_question_column_is_a_typed_error(text):
     row = {"id": "simple_0", "question": text, "function": "[]"}
-    try:
-        req = tool_request(row)
-    except DataError as exc:
+    req, exc = value_or_error(tool_request, row, expected=DataError)
+    if exc is not None:
         assert exc.code.startswith("PW2")
     else:  # only a JSON list of message lists gets through
         assert isinstance(json.loads(text), list)

@@ -49,7 +49,7 @@ def test_ppl_matches_direct_computation(lm: HFModel) -> None:
 def test_shared_prefix_and_naive_agree(lm: HFModel) -> None:
     shared = infer_ppl(lm, ppl_records(), shared_prefix=True)
     naive = infer_ppl(lm, ppl_records(), shared_prefix=False)
-    for s, n in zip(shared, naive):
+    for s, n in zip(shared, naive, strict=True):
         assert s.prediction == n.prediction
         for lab in s.ppl:
             assert s.ppl[lab] == pytest.approx(n.ppl[lab], abs=1e-5)
@@ -80,7 +80,7 @@ def test_clp_matches_direct_softmax(lm: HFModel) -> None:
     res = infer_clp(lm, recs, ["A", "B", "C"])
     ids = [lm.tokenizer("A" if c == 0 else "BC"[c - 1], add_special_tokens=False)["input_ids"][-1]
            for c in range(3)]
-    for r, rec in zip(res, recs):
+    for r, rec in zip(res, recs, strict=True):
         with torch.no_grad():
             p = torch.softmax(lm.model(torch.tensor([lm.encode(rec.rendered)])).logits[0, -1], -1)
         assert r.probs == pytest.approx([float(p[i]) for i in ids], rel=1e-4)

@@ -1,7 +1,6 @@
 """``promptweave lve`` commands, end to end on the bundled example folder."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -9,7 +8,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
@@ -95,8 +93,6 @@ class _StandInOpenAI(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.skipif(importlib.util.find_spec("promptweave.models.openai_compat") is None,
-                    reason="promptweave.models.openai_compat (the OpenAI-compatible backend) is not in this build")
 def test_run_against_an_openai_compatible_server(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _StandInOpenAI)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -1,20 +1,16 @@
-"""The shared LVE conformance corpora pass through the public path (skipped where absent)."""
+"""The shared LVE conformance corpora (``../shared/conformance`` beside the checkout) pass through the public
+path; the ``shared_corpus`` fixture skips, with its allow-listed reason, where they are absent."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 from promptweave.conformance.runner import run_files
 
-CORPUS = Path(os.environ.get("PROMPTWEAVE_CONFORMANCE") or Path(__file__).resolve().parents[3] / "shared" / "conformance")
-FILES = sorted(CORPUS.glob("lve-*.jsonl.gz")) if CORPUS.is_dir() else []
 
-
-@pytest.mark.skipif(not FILES, reason="conformance corpora not present on this machine")
-def test_lve_corpora_pass():
-    report = run_files(FILES)
+def test_lve_corpora_pass(shared_corpus: Path):
+    files = sorted(shared_corpus.glob("lve-*.jsonl.gz"))
+    assert files, f"no lve-*.jsonl.gz in {shared_corpus}"
+    report = run_files(files)
     assert report.failed == 0, [f.case_id + ": " + f.detail for f in report.failures]
     assert report.unsupported == 0
     assert report.passed >= 100

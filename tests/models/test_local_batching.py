@@ -68,7 +68,7 @@ def test_ppl_is_the_same_sorted_as_in_file_order(pair) -> None:
             for i, n in enumerate(SIZES) for lab in ("A", "B", "Paris", "four")]
     got = [infer_ppl(m, recs) for m in pair]
     assert [r.index for r in got[0]] == list(range(len(SIZES)))
-    for a, b in zip(*got):
+    for a, b in zip(*got, strict=True):
         assert a.prediction == b.prediction and a.ppl == pytest.approx(b.ppl, abs=1e-6)
     assert len({r.prediction for r in got[0]}) > 1
 
@@ -76,13 +76,13 @@ def test_ppl_is_the_same_sorted_as_in_file_order(pair) -> None:
 def test_clp_and_ll_are_the_same_sorted_as_in_file_order(pair) -> None:
     recs = [Record(index=i, rendered=text(n, i)) for i, n in enumerate(SIZES)]
     clp = [infer_clp(m, recs, ["A", "B"]) for m in pair]
-    for a, b in zip(*clp):
+    for a, b in zip(*clp, strict=True):
         assert a.index == b.index and a.probs == pytest.approx(b.probs, abs=1e-6)
     ll_recs = [Record(index=i, label=lab, rendered=f"{text(n, i)} Answer: {lab} fox", shot_ids=[])
                for i, n in enumerate(SIZES) for lab in ("A", "B")]
     conts = {i: " fox" for i in range(len(SIZES))}
     ll = [infer_ll(m, ll_recs, conts) for m in pair]
-    for a, b in zip(*ll):
+    for a, b in zip(*ll, strict=True):
         assert a.prediction == b.prediction and a.loglikelihood == pytest.approx(b.loglikelihood, abs=1e-6)
 
 
@@ -107,8 +107,8 @@ def test_packed_rows_equal_the_kv_cache_path_and_full_prompts(arch, llama_dir, t
     a = packed.token_logprobs_groups(groups)
     b = cached.token_logprobs_groups(groups)
     assert packed._packed_ok is True
-    for g, ga, gb in zip(groups, a, b):
-        for prompt, x, y in zip(g, ga, gb):
+    for g, ga, gb in zip(groups, a, b, strict=True):
+        for prompt, x, y in zip(g, ga, gb, strict=True):
             assert x == pytest.approx(y, abs=1e-5)
             assert x == pytest.approx(direct_token_logprobs(packed, packed.encode(prompt)), abs=1e-4)
     # one packed row per group: each row's tokens are its prefix plus its labels' suffixes, not 4 prompts
@@ -138,5 +138,5 @@ def test_ppl_caches_compact_sums_and_reads_old_per_token_entries(llama_dir, tmp_
         # a form that needs every token's log-prob takes a compact entry as missing, and stores the list
         lists = CachedCaller(lm, cache).call("score", prompts[:2], None)
         assert all(isinstance(v, list) for v in lists) and lm.stats.forward_calls > calls
-    for a, b in zip(from_old, fresh):
+    for a, b in zip(from_old, fresh, strict=True):
         assert a.prediction == b.prediction and a.ppl == pytest.approx(b.ppl, abs=1e-6)

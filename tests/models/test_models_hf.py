@@ -37,7 +37,7 @@ def test_shared_prefix_scores_equal_direct_and_naive(lm: HFModel) -> None:
     prompts = [ctx + " Paris", ctx + " Berlin is the capital", ctx + " A", ctx + " four"]
     shared = lm.token_logprobs(prompts, shared_prefix=True)
     naive = lm.token_logprobs(prompts, shared_prefix=False)
-    for p, s, n in zip(prompts, shared, naive):
+    for p, s, n in zip(prompts, shared, naive, strict=True):
         direct = direct_token_logprobs(lm, lm.encode(p))
         assert s == pytest.approx(direct, abs=1e-4)
         assert n == pytest.approx(direct, abs=1e-4)
@@ -98,7 +98,7 @@ def test_sampled_decoding_is_seeded(lm: HFModel) -> None:
 def test_next_token_logprobs_match_direct(lm: HFModel) -> None:
     cands = [lm.tokenizer.convert_tokens_to_ids(t) for t in ("A", "B")]
     got = lm.next_token_logprobs(["Answer:", "Question: What is two plus two? Answer:"], cands)
-    for prompt, row in zip(["Answer:", "Question: What is two plus two? Answer:"], got):
+    for prompt, row in zip(["Answer:", "Question: What is two plus two? Answer:"], got, strict=True):
         ids = lm.encode(prompt)
         with torch.no_grad():
             lp = torch.log_softmax(lm.model(torch.tensor([ids])).logits[0, -1], -1)
@@ -128,7 +128,7 @@ def test_llama_shared_prefix_and_bos_segments(tmp_path) -> None:
     bos = llama.tokenizer.bos_token_id
     prompts = [[[bos], "Question: capital of France? Answer:", f" {x}"] for x in ("Paris", "Berlin", "A")]
     shared = llama.token_logprobs(prompts, shared_prefix=True)
-    for p, s in zip(prompts, shared):
+    for p, s in zip(prompts, shared, strict=True):
         ids = llama.encode(p)
         assert ids[0] == bos
         assert s == pytest.approx(direct_token_logprobs(llama, ids), abs=1e-4)
@@ -175,8 +175,8 @@ def test_rows_with_different_prefix_lengths_batched_together(tmp_path, tiny_mode
     # scores do not depend on the rows beside it
     assert big.stats.forward_calls - calls == len(groups)
     assert big.stats.forward_tokens < sum(len(big.encode(p)) for g in groups for p in g) / 2
-    for g, rows in zip(groups, got):
-        for prompt, lps in zip(g, rows):
+    for g, rows in zip(groups, got, strict=True):
+        for prompt, lps in zip(g, rows, strict=True):
             assert lps == pytest.approx(direct_token_logprobs(big, big.encode(prompt)), abs=1e-4)
 
 

@@ -63,9 +63,11 @@ def test_retries_stop_after_a_bounded_number() -> None:
 
 
 def test_slow_reply_times_out_and_is_retried() -> None:
-    plan = lambda key, attempt, body: Fault("slow", delay=2.0) if attempt == 1 else None  # noqa: E731
+    # the slow reply outlasts the timeout many times over and the next one has its full 3 s, so the count of
+    # attempts does not depend on how loaded the machine is
+    plan = lambda key, attempt, body: Fault("slow", delay=60.0) if attempt == 1 else None  # noqa: E731
     with StubServer(faults=plan) as srv:
-        m = fast(srv.url, max_retries=2, timeout=0.3)
+        m = fast(srv.url, max_retries=2, timeout=3.0)
         assert m.chat([[{"role": "user", "content": "x"}]], GenerationParams())
         assert srv.received.most_common(1)[0][1] == 2
 
@@ -98,14 +100,6 @@ def test_server_without_echo_gives_clear_error() -> None:
     with StubServer(supports_echo=False) as srv:
         with pytest.raises(ModelRequestError, match="does not score prompts"):
             fast(srv.url).token_logprobs(["x y"])
-
-
-def test_rate_limit_spaces_requests(stub_server: StubServer) -> None:
-    # 6000 rpm = one start every 10 ms; counted via the limiter's schedule, not wall time
-    m = fast(stub_server.url, rpm=6000, concurrency=8)
-    m.chat([[{"role": "user", "content": str(i)}] for i in range(5)], GenerationParams())
-    assert m._limiter.interval == pytest.approx(0.01)
-    assert stub_server.total_answered == 5
 
 
 def test_renderer_messages_and_text_prompts_reach_chat_endpoint(stub_server: StubServer) -> None:

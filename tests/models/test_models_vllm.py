@@ -18,7 +18,7 @@ def test_vllm_scores_and_generates_like_transformers(tiny_model_dir) -> None:
                                                       "enforce_eager": True})
     hf = HFModel(str(tiny_model_dir), device="cuda", dtype="float32")
     prompts = ["Question: What is two plus two? Answer: four", "Paris is the capital of France."]
-    for a, b in zip(v.token_logprobs(prompts), hf.token_logprobs(prompts, shared_prefix=False)):
+    for a, b in zip(v.token_logprobs(prompts), hf.token_logprobs(prompts, shared_prefix=False), strict=True):
         assert a == pytest.approx(b, abs=1e-3)
     params = GenerationParams(max_out_len=5)
     assert v.generate(prompts, params) == hf.generate(prompts, params)

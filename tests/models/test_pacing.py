@@ -48,7 +48,7 @@ def test_a_rate_below_the_threshold_paces_nothing(rate):
 def test_gamma_gaps_are_scaled_to_n_over_rate(n, rate, burst, seed):
     got = start_offsets(n, rate, {"burstiness": burst}, rng=random.Random(seed))
     assert len(got) == n
-    assert all(b >= a for a, b in zip(got, got[1:]))
+    assert all(b >= a for a, b in zip(got, got[1:], strict=False))
     # the cumulative gaps end at n / rate; every start is one first gap (half the first offset) later
     assert got[-1] - got[0] / 2 == pytest.approx(n / rate, rel=1e-9)
 

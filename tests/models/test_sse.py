@@ -18,9 +18,9 @@ def test_events_split_at_any_blank_line_comments_and_other_fields_skipped():
 
 
 def test_a_stream_without_data_or_with_a_non_json_event_is_an_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="holds no data events"):
         json_events(b": only a comment\n\n")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Expecting value"):
         json_events(b"data: <html>\n\n")
 
 

@@ -87,5 +87,6 @@ def test_image_example_for_a_text_only_model_uses_the_placeholder():
 def test_examples_load_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        specs("multiturn_chat.py")
-        specs("image_qa.py")
+        loaded = [specs("multiturn_chat.py")]
+        loaded.append(specs("image_qa.py"))
+    assert all(ds is not None and models for ds, models in loaded)

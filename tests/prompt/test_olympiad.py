@@ -16,6 +16,7 @@ from promptweave.cli.app import app
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.errors import DataError, TemplateError
 from promptweave.suites.olympiadbench.template import OlympiadBenchRawTemplate, OlympiadBenchTemplate, instruction
+from tests.outcome import value_or_error
 from tests.prompt.olympiad_oracle import reference
 
 REF = reference()
@@ -85,11 +86,11 @@ def _reference_turn(row: dict, token: str, raw: bool) -> str | type:
 def _our_turn(row: dict, token: str, raw: bool) -> str | type:
     tpl = OlympiadBenchRawTemplate() if raw else OlympiadBenchTemplate()
     tpl.bind_output("solution", token)
-    try:
-        return tpl.text(row)
-    except DataError as exc:
-        assert exc.field == "answer_type" and "names no answer kind" in str(exc)
-        return ValueError
+    text, exc = value_or_error(tpl.text, row, expected=DataError)
+    if exc is None:
+        return text
+    assert exc.field == "answer_type" and "names no answer kind" in str(exc)
+    return ValueError
 
 
 @needs_reference

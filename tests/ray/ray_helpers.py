@@ -47,7 +47,7 @@ def differences(a: object, b: object, path: str = "", rel: float = 1e-6) -> list
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: {len(a)} items != {len(b)}"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]", rel)]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, f"{path}[{i}]", rel)]
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 

@@ -3,6 +3,7 @@
 (real local Ray, real HTTP to the loopback stand-in server)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.cli.common import ExitCode
+from promptweave.errors import PromptweaveWarning
 from promptweave.run.lock import workdir_lock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
@@ -24,6 +26,14 @@ pytestmark = pytest.mark.slow  # real Ray instances
 
 def run(*args: str):
     return CliRunner().invoke(app, ["run", *args, "--no-progress"])
+
+
+def _warns_failed_rows(mode: str):
+    """The failed row is named on the way out, unless the run fails outright."""
+    if mode == "fail":
+        return contextlib.nullcontext()
+    how = "scored as wrong" if mode == "wrong" else "left out of the metrics"
+    return pytest.warns(PromptweaveWarning, match=rf"mcq-gen: 1 row\(s\) failed and were {how}")
 
 
 def _refuse(question: str, fault: Fault):
@@ -38,9 +48,11 @@ def test_failed_rows_are_recorded_and_scored_as_locally(mode, code, ray_instance
     with StubServer(answer=lambda body: "The answer is B.",
                     faults=_refuse("Water boils", Fault("status", 400, message="context too long"))) as srv:
         cfg = write_config(tmp_path, "mcq_gen", API_MODEL.format(url=srv.url))
-        local = run(str(cfg), "-w", str(tmp_path / "local"), "--on-row-error", mode)
-        ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--on-row-error", mode, "--executor", "ray",
-                      "--shard-rows", "2")
+        with _warns_failed_rows(mode):
+            local = run(str(cfg), "-w", str(tmp_path / "local"), "--on-row-error", mode)
+        with _warns_failed_rows(mode):
+            ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--on-row-error", mode, "--executor", "ray",
+                          "--shard-rows", "2")
     assert local.exit_code == code, local.output
     assert ray_run.exit_code == code, ray_run.output
     assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
@@ -55,7 +67,8 @@ def test_a_rerun_sends_only_the_failed_rows(ray_instance, tmp_path) -> None:
     with StubServer(answer=lambda body: "The answer is B.",
                     faults=_refuse("Water boils", Fault("status", 400, message="context too long"))) as srv:
         cfg = write_config(tmp_path, "mcq_gen", API_MODEL.format(url=srv.url))
-        first = run(str(cfg), "-w", str(work), "--executor", "ray", "--shard-rows", "2")
+        with _warns_failed_rows("wrong"):
+            first = run(str(cfg), "-w", str(work), "--executor", "ray", "--shard-rows", "2")
         assert first.exit_code == ExitCode.FAILED_ROWS, first.output
         srv.faults = None
         srv.log.clear()

@@ -1,12 +1,15 @@
 """``--executor ray`` on a real local Ray instance gives the local executor's results, file for file."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from openai_stub import StubServer
 from ray_helpers import differences, example, outputs, parsed_outputs
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
+from promptweave.errors import PromptweaveWarning
 
 EXAMPLES = ["quickstart.py", "run_openai_server.py", "multiturn_chat.py", "image_qa.py"]
 
@@ -24,7 +27,11 @@ def test_bundled_example_matches_local(name, ray_instance, tiny_model_dir, tmp_p
         local = run(str(cfg), "-w", str(tmp_path / "local"))
         sent_local = srv.received.copy()
         srv.received.clear()
-        ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2")
+        # the image example's text-only model is told, where the driver plans it, that media become placeholders
+        media = (pytest.warns(PromptweaveWarning, match="cannot take media") if name == "image_qa.py"
+                 else contextlib.nullcontext())
+        with media:
+            ray_run = run(str(cfg), "-w", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2")
         sent_ray = srv.received.copy()
     assert ray_run.exit_code == local.exit_code, ray_run.output
     assert differences(parsed_outputs(tmp_path / "ray"), parsed_outputs(tmp_path / "local")) == []

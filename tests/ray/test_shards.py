@@ -88,6 +88,7 @@ def test_the_coordinator_leases_nothing_once_the_driver_process_is_gone(tmp_path
     finally:
         driver.kill()
         driver.wait()
+        driver.stdin.close()  # else its pipe is left to the garbage collector (a ResourceWarning)
     with pytest.raises(DistributedError, match="driver of this run is gone"):
         asyncio.run(coord.lease(0, "w", 1))
     assert asyncio.run(coord.limiter_stats(0))["in_use"] == 1  # the refused lease took no slot

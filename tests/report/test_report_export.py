@@ -80,7 +80,7 @@ def test_compare_finds_changed_verdicts_and_prompt_diffs(workdir, workdir_b):
     sci = changes[("served-chat", "science_mc")]
     rows_a = [json.loads(x) for x in (workdir / "predictions/served-chat/science_mc.jsonl").read_text().splitlines()]
     rows_b = [json.loads(x) for x in (workdir_b / "predictions/served-chat/science_mc.jsonl").read_text().splitlines()]
-    flipped = [ra["index"] for ra, rb in zip(rows_a, rows_b) if ra["correct"] != rb["correct"]]
+    flipped = [ra["index"] for ra, rb in zip(rows_a, rows_b, strict=True) if ra["correct"] != rb["correct"]]
     # every row's prompt changed (the template did), so every row is listed; the verdict count is the flips
     assert [c["a"]["index"] for c in sci["changed"]] == [r["index"] for r in rows_a]
     assert [c["a"]["index"] for c in sci["changed"] if "verdict" in c["what"]] == flipped and flipped
@@ -123,7 +123,7 @@ def test_markdown_and_csv_keep_every_cell(cells):
     assert list(csv.reader(io.StringIO(to_csv(table), newline=""), strict=True)) == table
     md = to_markdown(table).rstrip("\n").split("\n")
     assert len(md) == len(table) + 1  # one line per row, whatever the names hold
-    for line, row in zip(md[2:], table[1:]):
+    for line, row in zip(md[2:], table[1:], strict=True):
         unescaped = [c.replace("\\|", "|").replace("\\\\", "\\") for c in _split_md(line)]
         assert unescaped[1:] == row[1:]
         assert unescaped[0] == (" ".join(row[0].splitlines()) or " ")

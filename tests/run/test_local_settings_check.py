@@ -55,12 +55,13 @@ def test_lint_dry_run_and_run_refuse_it_alike(tmp_path, field, value) -> None:
 
 @pytest.mark.parametrize("value", [None, 1, 64])
 def test_good_values_pass(value) -> None:
-    check_local_settings({"type": "TransformersModel", "path": "x", "max_batch_tokens": value, "num_threads": value},
-                         file="c.py", where="models[0]")
+    assert check_local_settings({"type": "TransformersModel", "path": "x", "max_batch_tokens": value,
+                                 "num_threads": value}, file="c.py", where="models[0]") is None  # nothing refused
 
 
 def test_an_api_model_is_not_held_to_local_settings() -> None:
-    check_local_settings({"type": "OpenAISDK", "path": "x", "num_threads": "many"}, file="c.py", where="models[0]")
+    assert check_local_settings({"type": "OpenAISDK", "path": "x", "num_threads": "many"}, file="c.py",
+                                where="models[0]") is None  # nothing refused
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

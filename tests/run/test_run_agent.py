@@ -32,7 +32,7 @@ def act(thought: str, code: str) -> str:
 def notebook(folder: Path) -> Path:
     """One CIBench experiment: a markdown question (with its gold thought) then its gold code cell and output."""
     cells = []
-    for q, code, out in zip(Q, GOLD_CODE, GOLD_OUT):
+    for q, code, out in zip(Q, GOLD_CODE, GOLD_OUT, strict=True):
         cells.append({"cell_type": "markdown", "metadata": {}, "source": [q.strip() + "\n\nThought: gold thought"]})
         cells.append({"cell_type": "code", "metadata": {}, "execution_count": 1, "source": [code],
                       "outputs": [{"output_type": "stream", "name": "stdout", "text": [out]}]})

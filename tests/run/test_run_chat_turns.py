@@ -12,7 +12,7 @@ from openai_stub import Fault, StubServer
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
-from promptweave.errors import DataError, UnsupportedError
+from promptweave.errors import DataError, PromptweaveWarning, UnsupportedError
 
 USERS = [["Plan a trip.", "Make it cheaper.", "Now in French."],
          ["Write a haiku.", "Shorter please.", "Give it a title."]]
@@ -26,7 +26,7 @@ JUDGE_REPLY = "Rating: [[7]]"
 
 def _dialogue(users: list[str], golds: list[str]) -> list[dict]:
     out = []
-    for q, g in zip(users, golds):
+    for q, g in zip(users, golds, strict=True):
         out += [{"role": "user", "content": q}, {"role": "assistant", "content": g}]
     return out
 
@@ -154,7 +154,8 @@ def test_a_failed_turn_ends_its_chat_and_the_row_says_why(tmp_path) -> None:
 
     work = tmp_path / "w"
     with StubServer(answer=answer, faults=faults) as srv:
-        res = run(str(write_config(tmp_path, srv.url, "every", PER_ROUND)), "-w", str(work))
+        with pytest.warns(PromptweaveWarning, match=r"mt: 1 row\(s\) failed and were scored as wrong"):
+            res = run(str(write_config(tmp_path, srv.url, "every", PER_ROUND)), "-w", str(work))
         sent = model_requests(srv)
     assert "Traceback" not in res.output
     # row 1 stops after its failed second request: "Give it a title." is never sent

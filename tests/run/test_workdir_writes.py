@@ -139,9 +139,13 @@ def test_safe_files_refuse_links_below_the_root_and_keep_targets(tmp_path) -> No
     with open_fresh(root / "f.partial", root=root) as fh:
         fh.write(b"rows")
     assert target.read_text() == MARK and (root / "f.partial").read_bytes() == b"rows"
-    with pytest.raises(RuntimeError), atomic_writer(root / "page.html", root=root) as fh:
-        fh.write("half")
-        raise RuntimeError("stop")
+    def interrupted_write() -> None:
+        with atomic_writer(root / "page.html", root=root) as fh:
+            fh.write("half")
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        interrupted_write()
     assert not (root / "page.html").exists()
     assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
     # the work dir itself may be a link the user chose

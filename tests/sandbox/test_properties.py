@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from promptweave.errors import PromptweaveError
 from promptweave.lve.safe_lambda import SafeLambda
 from promptweave.sandbox import Budget, Interpreter
+from tests.outcome import value_or_error
 
 SMALL = Budget(max_steps=20_000, max_seconds=5.0)
 
@@ -27,15 +30,20 @@ TOKENS = ["__class__", ".", "(", ")", "[", "]", "{", "}", "**", "*", "%", "'", "
 
 
 def _run(source: str) -> None:
-    interp = Interpreter("<hypothesis>", budget=SMALL)
-    try:
-        tree = interp.parse(source)
-        interp.run_module(tree, {})  # type: ignore[arg-type]
-    except PromptweaveError:
-        pass
-    except (ArithmeticError, LookupError, TypeError, ValueError, AssertionError, NameError, AttributeError,
-            RuntimeError):
-        pass  # the code's own error: the config loader turns it into a typed ConfigError
+    """The config loader's public path: a value, or one of promptweave's typed errors (the code's own
+    ``KeyError`` / ``assert`` / ... included, as a ``ConfigError``); any other exception fails the test."""
+    from promptweave.config import load_config
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.py"
+        path.write_text(source, encoding="utf-8")
+        _, exc = value_or_error(load_config, path)
+    assert exc is None or _typed(exc), exc
+
+
+def _typed(exc: PromptweaveError) -> bool:
+    """A typed error: a promptweave class with its own code, rendered as one ``error: [PWnnn]`` line."""
+    return type(exc) is not PromptweaveError and exc.code.startswith("PW") and exc.code != "PW001"
 
 
 @st.composite
@@ -65,13 +73,14 @@ def test_random_text_gives_a_value_or_a_typed_error(source):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS + ["r", "a", "1"]), max_size=12).map("".join))
 def test_checker_lambdas_compile_and_run_or_give_a_typed_error(body):
-    try:
-        fn = SafeLambda.compile("lambda r: " + body, max_steps=20_000)
-        fn("x")
-    except PromptweaveError:
-        pass
-    except (ArithmeticError, LookupError, TypeError, ValueError, NameError, RuntimeError):
-        pass  # LVE records a lambda's own error as the checker's error
+    fn, exc = value_or_error(SafeLambda.compile, "lambda r: " + body, max_steps=20_000)
+    if exc is None:
+        # besides a typed error, the lambda's own error as Python's lambda raises it: LVE's runner records it as
+        # the checker's error (lve/runner.py); an interpreter fault (AttributeError, AssertionError,
+        # RecursionError...) propagates and fails the test
+        _, exc = value_or_error(fn, "x", expected=(PromptweaveError, ArithmeticError, LookupError, TypeError,
+                                                   ValueError, NameError))
+    assert exc is None or not isinstance(exc, PromptweaveError) or _typed(exc), exc
 
 
 @settings(max_examples=200, deadline=None)
@@ -100,7 +109,5 @@ def test_config_files_of_any_text_load_or_fail_typed(tmp_path, text, suffix):
 
     p = tmp_path / f"c{suffix}"
     p.write_text(text, encoding="utf-8")
-    try:
-        load_config(p)
-    except PromptweaveError:
-        pass
+    _, exc = value_or_error(load_config, p)
+    assert exc is None or _typed(exc), exc

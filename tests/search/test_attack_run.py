@@ -139,5 +139,5 @@ def test_log_lines_read_back(pairs) -> None:
     text = selection_log(pairs)
     *lines, tail = text.split("\n")  # the reference writes one line per prompt, each ended by a newline
     assert tail == "" and len(lines) == len(pairs)
-    for line, (p, acc) in zip(lines, pairs):
+    for line, (p, acc) in zip(lines, pairs, strict=True):
         assert line == f"Prompt: {p}, acc: {acc * 100:.2f}%"

@@ -21,6 +21,7 @@ from openai_stub import StubServer
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
+from promptweave.errors import PromptweaveWarning
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("opencompass") is None,
                                 reason="needs the reference's config tree and prompt texts: "
@@ -175,7 +176,7 @@ def test_game24_search_sends_the_references_prompts_and_scores_the_best_answer(t
     assert [p["output"] for p in preds] == answers
     best = [a[0].strip().split("\n")[-1].lower().replace("answer: ", "").split("=")[0] for a in answers]
     assert [p["prediction"] for p in preds] == best
-    right = [sorted(re.findall(r"\d+", b)) == sorted(x.split()) and _value(b) == 24 for b, x in zip(best, PUZZLES)]
+    right = [sorted(re.findall(r"\d+", b)) == sorted(x.split()) and _value(b) == 24 for b, x in zip(best, PUZZLES, strict=True)]
     assert right == [True, True, False, False, True]  # 1 1 1 1 has no answer; 3 3 8 8 needs a division
     result = json.loads((work / "results" / "stub" / "game24.json").read_text())
     assert result["metrics"] == {"acc score": sum(right) / len(right)}
@@ -206,7 +207,8 @@ def test_a_failed_request_fails_its_row_only(tmp_path, monkeypatch) -> None:
         return Fault("status", 400) if "Input: 1 1 1 1\n" in body["messages"][-1]["content"] else None
 
     with StubServer(answer=model, faults=refuse) as srv:
-        res, work = _run(tmp_path, srv.url)
+        with pytest.warns(PromptweaveWarning, match=r"game24: 1 row\(s\) failed and were scored as wrong"):
+            res, work = _run(tmp_path, srv.url)
     assert res.exit_code == 3, res.output  # the CLI's "some rows failed" status
     preds = [json.loads(line) for line in (work / "predictions" / "stub" / "game24.jsonl").read_text().splitlines()]
     assert ["error" in p for p in preds] == [False, False, True, False, False]

@@ -13,7 +13,6 @@ import shutil
 import sys
 import tempfile
 import textwrap
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -204,14 +203,14 @@ class _Chooser(fuzz.Chooser):
         return self.data.draw(st.one_of(st.sampled_from(fuzz.NASTY_TEXT), st.text(max_size=12)))
 
 
-@settings(max_examples=30, deadline=timedelta(seconds=60), derandomize=True,
+@settings(max_examples=30, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(kind=st.sampled_from(["report", "tokenizer", "conformance"]), data=st.data())
 def test_hostile_work_dirs_tokenizer_folders_and_corpora(kind, data):
     folder = Path(tempfile.mkdtemp(prefix="pwfuzz-"))
     try:
         argv = fuzz.command_args(fuzz.KINDS[kind](_Chooser(data), folder), folder)
-        outcome, _code, last = fuzz.run_case(argv, limit_s=30.0)
+        outcome, _code, last = fuzz.run_case(argv, limit_s=120.0)  # a hang, not a slow machine: cases take seconds
         for page in (folder / "w").glob("*.html") if kind == "report" else ():
             assert "OUTSIDE-ROW" not in _page_text(page.read_text())
     finally:

@@ -198,7 +198,7 @@ def test_reference_tie_break_is_numpy_argsort_on_rank_bm25_scores():
     queries = zipf_corpus(80, vocab=30, seed=12, lo=1, hi=4)
     got = idx.search(queries, 5, tie_break="reference")
     tied = 0
-    for q, ids in zip(queries, got):
+    for q, ids in zip(queries, got, strict=True):
         scores = ref.get_scores(q)
         assert ids == [int(a) for a in np.argsort(scores)[::-1][:5]]  # OpenCompass's expression
         tied += _tie_at_cut_or_inside(scores, 5)
@@ -211,7 +211,7 @@ def test_default_tie_break_is_descending_score_then_ascending_id_and_agrees_wher
                           (zipf_corpus(400), zipf_corpus(60, seed=1, lo=2, hi=12))):
         idx = BM25Index.build(docs)
         default, reference = idx.search(queries, 5), idx.search(queries, 5, tie_break="reference")
-        for q, a, b in zip(queries, default, reference):
+        for q, a, b in zip(queries, default, reference, strict=True):
             scores = reference_scores(docs, q)
             assert a == reference_top(scores, 5)
             if _tie_at_cut_or_inside(scores, 5):

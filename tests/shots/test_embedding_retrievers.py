@@ -117,7 +117,7 @@ def test_dpp_retriever_returns_distinct_relevant_rows():
     got = r.retrieve(TRAIN, TEST)
     assert all(len(set(ids)) == 3 for ids in got.ids)
     topk = build_retriever({"type": "TopkRetriever", "ice_num": 6, "input_columns": ["q"]}).select(TRAIN, TEST)
-    assert all(set(ids) <= set(pool) for ids, pool in zip(got.ids, topk))
+    assert all(set(ids) <= set(pool) for ids, pool in zip(got.ids, topk, strict=True))
     assert got.settings["candidate_num"] == 6
     same = r.select(TRAIN, TRAIN, same_split=True)
     assert all(i not in ids for i, ids in enumerate(same))

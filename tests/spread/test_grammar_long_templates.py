@@ -57,7 +57,7 @@ def test_work_grows_linearly_with_the_template(monkeypatch) -> None:
         out = apply_text(_long_template(blocks), fmt)
         assert out.count("{A}") == blocks and out.endswith("RESPONSE -") and out.count("CONTEXT - ") == blocks
         work.append(_Counting.total)
-    per_block = [w / b for w, b in zip(work, (500, 1000, 2000, 4000))]
+    per_block = [w / b for w, b in zip(work, (500, 1000, 2000, 4000), strict=True)]
     assert max(per_block) <= 2 * min(per_block), per_block  # linear: the same work per block at every size
     assert max(per_block) < 20
 

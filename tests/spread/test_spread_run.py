@@ -122,7 +122,7 @@ def test_summary_agrees_with_the_per_variant_scores(spread):
     ordered = sorted(scores)
     assert ordered[-1] - ordered[-2] >= 10 and ordered[1] - ordered[0] >= 10
     table = [[1.0 if p["correct"] else 0.0 for p in preds(spread["wd"], k)] for k in range(16)]
-    per_row = [sum(abs(a - b) for a, b in itertools.combinations(col, 2)) / (16 * 15 / 2) for col in zip(*table)]
+    per_row = [sum(abs(a - b) for a, b in itertools.combinations(col, 2)) / (16 * 15 / 2) for col in zip(*table, strict=True)]
     assert fig["pss"] == pytest.approx(sum(per_row) / len(per_row))
     assert f"spread {fig['spread']:.2f}" in spread["again"] and "PSS" in spread["again"]
 

@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from promptweave.errors import EndpointDownError, ModelError
 from promptweave.models.base import Capabilities, GenerationParams, Message
+from promptweave.models.rate_limit import Clock, RateLimiter, SystemClock
 from promptweave.models.reply_limits import ReplyLimits, ReplyTooLarge, inflate, loads
 
 
@@ -105,27 +106,6 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class _RateLimiter:
-    """Spaces request starts evenly so no more than ``rpm`` start in any minute."""
-
-    def __init__(self, rpm: float | None) -> None:
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self._next = 0.0
-        self._lock: asyncio.Lock | None = None
-
-    async def acquire(self) -> None:
-        if not self.interval:
-            return
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            now = time.monotonic()
-            wait = self._next - now
-            self._next = max(now, self._next) + self.interval
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-
 def _strip_endpoint(base_url: str) -> str:
     url = base_url.rstrip("/")
     for suffix in ("/chat/completions", "/completions"):
@@ -166,6 +146,7 @@ class OpenAICompatModel:
         endpoint: str = "chat",
         request_rate: float | None = None,
         traffic: dict[str, Any] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
@@ -187,6 +168,7 @@ class OpenAICompatModel:
         self.traffic = dict(traffic or {})
         self._pacer: Any = None
         self.pacing_clock: tuple[Callable[[], float], Callable[[float], Any]] = (time.monotonic, asyncio.sleep)
+        self.clock: Clock = clock or SystemClock()  # what rpm pacing waits on (a test passes a virtual one)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -407,7 +389,7 @@ class OpenAICompatModel:
                          on_result: Callable[[int, Any], None] | None,
                          on_error: Callable[[int, ModelError], None] | None = None,
                          on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
-        self._limiter = _RateLimiter(self.rpm)
+        self._limiter = RateLimiter(self.rpm, self.clock)
         self._pacer = None
         if self.request_rate or self.traffic.get("ramp_up_strategy"):
             from promptweave.models.pacing import RequestPacer, start_offsets
