@@ -270,3 +270,24 @@ class ChecksumError(DataFetchError):
     """A downloaded archive's md5 is not the one the table (or ``--md5-table``) pins."""
 
     code = "PW271"
+
+
+# -- perf mode (run/perf/: serving performance, streamed requests) ---------------------------------------------------
+class PerfError(RunError):
+    """A serving-performance run cannot go ahead: its model is not an OpenAI-protocol HTTP model, or a task's form
+    is not one streamed generation per row."""
+
+    code = "PW740"
+
+
+class PerfConfigError(ConfigError):
+    """A perf setting is out of range: ``request_rate`` / ``traffic_cfg``, ``--concurrency``, ``--requests``,
+    ``--duration`` or ``--synthetic``."""
+
+    code = "PW741"
+
+
+class PerfAllFailedError(PerfError):
+    """Every request of a perf run failed, so there is nothing to measure; the first failure is named."""
+
+    code = "PW742"

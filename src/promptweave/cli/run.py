@@ -53,6 +53,9 @@ def run_cmd(
                                              "model's run_cfg.num_gpus)."),
     num_cpus: Optional[float] = typer.Option(None, "--num-cpus", min=0, help="Ray: CPUs per replica (default: the "
                                              "model's run_cfg.num_cpus, else 1; 0 for API models)."),
+    mode: str = typer.Option("accuracy", "--mode", help="accuracy (default: answers and scores) or perf "
+                             "(serving performance: streamed requests at the model's batch_size and request_rate; "
+                             "AISBench's performances/ files; see also `promptweave perf`)."),
 ) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
@@ -83,6 +86,17 @@ def run_cmd(
             from promptweave.models.factory import check_api_keys
 
             check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, before planning or sending anything
+            if mode not in ("accuracy", "perf"):
+                raise typer.BadParameter(f"{mode!r}: expected accuracy or perf", param_hint="--mode")
+            if mode == "perf" and not dry_run:  # perf hook: serving performance (run/perf/), one library call
+                if executor != "local":
+                    from promptweave.errors import PerfError
+
+                    raise PerfError("perf mode runs on the local executor only", field="--executor", value=executor)
+                from promptweave.cli.perf import run_perf_mode
+
+                run_perf_mode(cfg, workdir, ds_ids, model_ids, limit, trust_config, not no_progress, console, err)
+                return
             if executor not in ("local", "ray"):
                 from promptweave.errors import ConfigError
 
