@@ -68,6 +68,9 @@ def run_perf_mode(cfg: Any, workdir: Path, datasets: list, models: list, limit: 
         else:
             levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit, allow_code=trust_config)
     show_levels(console, err, levels, workdir)
+    from promptweave.report.perf_page import write_perf_page
+
+    console.print(f"page: {write_perf_page(Path(workdir))}", markup=False)
 
 
 @app.command("perf")

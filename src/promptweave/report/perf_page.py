@@ -61,7 +61,7 @@ def perf_section(workdir: Path) -> str:
     groups: dict[tuple[str, str], list[dict]] = {}
     for line in lines:
         groups.setdefault((str(line.get("model")), str(line.get("dataset"))), []).append(line)
-    out = ["<section class='perf'><h2>Serving performance</h2>"]
+    out = ["<section id='perf' class='perf'><h2>Serving performance</h2>"]
     for (model, dataset), levels in groups.items():
         out.append(f"<h3>{escape(model)} · {escape(dataset)}</h3>")
         xs = [_num(d.get("concurrency")) for d in levels]
