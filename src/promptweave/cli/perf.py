@@ -54,19 +54,22 @@ def show_levels(console: Any, err: Any, levels: list, workdir: Path) -> None:
 
 
 def run_perf_mode(cfg: Any, workdir: Path, datasets: list, models: list, limit: int | None, trust_config: bool,
-                  show_progress: bool, console: Any, err: Any) -> None:
+                  show_progress: bool, console: Any, err: Any, *, executor: str = "local",
+                  workers: int | None = None, address: str | None = None) -> None:
     """``run --mode perf``: every selected dataset × model at the model's own concurrency and rate."""
     from promptweave.run.lock import workdir_lock
-    from promptweave.run.perf import run_perf
+    from promptweave.run.perf import PerfOptions, run_perf
 
-    bar, start = _progress(console, show_progress)
+    opts = PerfOptions(executor=executor, workers=workers, address=address)
+    bar, start = _progress(console, show_progress and executor == "local")
     with workdir_lock(workdir):
         if bar is not None:
             with bar:
                 levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit,
-                                  allow_code=trust_config, progress=start)
+                                  allow_code=trust_config, options=opts, progress=start)
         else:
-            levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit, allow_code=trust_config)
+            levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit, allow_code=trust_config,
+                              options=opts)
     show_levels(console, err, levels, workdir)
     from promptweave.report.perf_page import write_perf_page
 
@@ -89,6 +92,12 @@ def perf_cmd(
     dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
     model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the arrival times and synthetic prompts."),
+    executor: str = typer.Option("local", "--executor", help="local (one client process) or ray (several client "
+                                 "processes as Ray tasks, merged into one timeline; needs promptweave[ray])."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Ray: client processes per level "
+                                          "(default: one per 64 streams, at most 8)."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray: join this running cluster (default: a "
+                                          "local instance on loopback)."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python."),
     allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
                                                   "credential-looking environment variable; repeatable."),
@@ -120,8 +129,11 @@ def perf_cmd(
         from promptweave.models.factory import check_api_keys
 
         check_api_keys(cfg, model_ids, ds_ids)
-        opts = PerfOptions(rate=rate, requests=requests, duration=duration, synthetic=synth, seed=seed)
-        bar, start = _progress(console, not no_progress)
+        if executor not in ("local", "ray"):
+            raise PerfConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+        opts = PerfOptions(rate=rate, requests=requests, duration=duration, synthetic=synth, seed=seed,
+                           executor=executor, workers=workers, address=address)
+        bar, start = _progress(console, not no_progress and executor == "local")
         with workdir_lock(workdir), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if bar is not None:

@@ -89,13 +89,10 @@ def run_cmd(
             if mode not in ("accuracy", "perf"):
                 raise typer.BadParameter(f"{mode!r}: expected accuracy or perf", param_hint="--mode")
             if mode == "perf" and not dry_run:  # perf hook: serving performance (run/perf/), one library call
-                if executor != "local":
-                    from promptweave.errors import PerfError
-
-                    raise PerfError("perf mode runs on the local executor only", field="--executor", value=executor)
                 from promptweave.cli.perf import run_perf_mode
 
-                run_perf_mode(cfg, workdir, ds_ids, model_ids, limit, trust_config, not no_progress, console, err)
+                run_perf_mode(cfg, workdir, ds_ids, model_ids, limit, trust_config, not no_progress, console, err,
+                              executor=executor, workers=workers, address=address)
                 return
             if executor not in ("local", "ray"):
                 from promptweave.errors import ConfigError

@@ -111,3 +111,25 @@ def test_a_stage_s_rows_and_counts():
     assert fig.common["Concurrency"] == 1.0 and fig.common["Max Concurrency"] == 2
     assert fig.common["Prefill Token Throughput"] == "50.0 token/s"
     assert fig.common["Benchmark Duration"] == "4000.0 ms"
+
+
+def test_workers_outcomes_merge_onto_one_timeline():
+    from promptweave.run.perf.client import LoadOutcome
+    from promptweave.run.perf.ray_load import merge_loads
+
+    def part(offset: float, n: int) -> LoadOutcome:
+        store = ItlStore()
+        results = []
+        for k in range(n):
+            results.append(RequestResult(k, 10.0 + k, 11.0 + k, True, ttft=0.1, e2el=1.0, itl_count=2,
+                                         output_tokens=3, in_flight=1, row=int(offset) * 10 + k))
+            store.add(k, [0.1 * (k + 1), 0.2], at_max=True)
+        return LoadOutcome(results, store, 10.0, 11.0 + n)
+
+    # worker A's monotonic clock reads 10 at wall 1000; worker B's reads 10 at wall 1000.5
+    merged = merge_loads([(part(0, 3), 20.0, 1010.0), (part(1, 2), 20.0, 1010.5)], concurrency=2)
+    assert [r.index for r in merged.results] == list(range(5))
+    assert [r.row for r in merged.results] == [0, 10, 1, 11, 2]  # interleaved by start time
+    assert [r.start for r in merged.results] == [1000.0, 1000.5, 1001.0, 1001.5, 1002.0]
+    assert merged.itl.exact and merged.itl.sample().size == 10
+    assert list(merged.itl.sample([1])) == pytest.approx([0.1, 0.2])  # worker B's first request, renumbered 1

@@ -100,3 +100,30 @@ class ItlStore:
             return arr
         parts = [arr[o:o + n] for o, n in (self.starts[i] for i in indices if i in self.starts)]
         return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def merge_stores(parts: list[tuple[ItlStore, dict[int, int], set[int]]], cap: int = 4_000_000) -> ItlStore:
+    """One store from several workers' stores: ``(store, old index → new index, new indices sent at the
+    maximum)`` each. Exact parts stay exact while the total fits ``cap``; a part already in histograms makes the
+    whole a histogram."""
+    out = ItlStore(cap)
+    for store, mapping, at_max in parts:
+        if store.all is not None:
+            if out.all is None:
+                out._overflow()
+            _absorb(out.all, store.all)  # type: ignore[arg-type]
+            _absorb(out.full, store.full)  # type: ignore[arg-type]
+            continue
+        for old, new in mapping.items():
+            if old in store.starts:
+                o, n = store.starts[old]
+                out.add(new, list(store.values[o:o + n]), new in at_max)
+    return out
+
+
+def _absorb(into: LogHistogram, src: LogHistogram) -> None:
+    into.counts.update(src.counts)
+    into.n += src.n
+    into.total += src.total
+    into.lo = min(into.lo, src.lo)
+    into.hi = max(into.hi, src.hi)

@@ -53,6 +53,9 @@ class PerfOptions:
     synthetic: tuple[int, int] | None = None
     seed: int = 0
     stem_level: bool = False  # name the files ``<dataset>@c<N>`` (a sweep)
+    executor: str = "local"  # or "ray": the load from several client processes (ray_load.py)
+    workers: int | None = None  # ray: client processes per level (default: one per 64 streams, at most 8)
+    address: str | None = None  # ray: the cluster to join (default: a local instance)
 
 
 def _prompt_text(rendered: Any) -> str:
@@ -126,11 +129,24 @@ def _synthetic_requests(model: OpenAICompatModel, make: Callable[[int], str], pa
 
 def measure_level(model: OpenAICompatModel, requests: Iterator[PerfRequest], *, concurrency: int, traffic: Traffic,
                   count: int | None, duration: float | None, counter: Any,
-                  progress: Callable[[int], None] | None = None) -> LoadOutcome:
-    """Send the requests (the first ``count``, or for ``duration`` seconds) and collect their timings."""
+                  progress: Callable[[int], None] | None = None, ray: tuple[Any, PerfOptions] | None = None,
+                  ) -> LoadOutcome:
+    """Send the requests (the first ``count``, or for ``duration`` seconds) and collect their timings.
+
+    ``ray``: ``(model config, options)`` to spread the load over Ray workers."""
     if count is not None:
         requests = itertools.islice(requests, count)
     offsets = send_offsets(traffic, count) if count is not None else None
+    if ray is not None:
+        from promptweave.run.perf.ray_load import ray_load
+
+        mcfg, opts = ray
+        if count is None:
+            raise PerfConfigError("--duration runs in one process; give --requests with --executor ray",
+                                  field="--duration", value=duration)
+        workers = opts.workers or min(8, max(1, concurrency // 64))
+        return ray_load(mcfg, list(requests), concurrency=concurrency, offsets=offsets,
+                        workers=min(workers, concurrency), address=opts.address)
     if offsets is None and traffic.paced and duration:
         offsets = send_offsets(traffic, max(1, int(traffic.rate * duration * 1.5) + concurrency))
     return run_sync(generate_load(model, requests, concurrency=concurrency, offsets=offsets, duration=duration,
@@ -160,9 +176,10 @@ def figures(load: LoadOutcome, max_concurrency: int) -> tuple[StageFigures, Stag
 
 def _level(model_name: str, dataset: str, model: OpenAICompatModel, requests: Iterator[PerfRequest], *,
            workdir: Path, concurrency: int, traffic: Traffic, count: int | None, duration: float | None,
-           counter: Any, stem: str, progress: Callable[[int], None] | None) -> PerfLevel:
+           counter: Any, stem: str, progress: Callable[[int], None] | None,
+           ray: tuple[Any, PerfOptions] | None = None) -> PerfLevel:
     load = measure_level(model, requests, concurrency=concurrency, traffic=traffic, count=count, duration=duration,
-                         counter=counter, progress=progress)
+                         counter=counter, progress=progress, ray=ray)
     total, stable, ids = figures(load, concurrency)
     start = min(r.start for r in load.results)
     sources: dict[str, int] = {}
@@ -226,7 +243,8 @@ def run_perf(cfg: Any, workdir: str | Path, *, datasets: Sequence[int] | None = 
                 cb = progress(f"{abbrs[j]} · {stem}", count) if progress else None
                 out.append(_level(abbrs[j], dataset, model, _synthetic_requests(model, make, params),
                                   workdir=workdir, concurrency=conc, traffic=traffic, count=count,
-                                  duration=options.duration, counter=counter, stem=stem, progress=cb))
+                                  duration=options.duration, counter=counter, stem=stem, progress=cb,
+                                  ray=(mcfg, options) if options.executor == "ray" else None))
         return out
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -257,7 +275,7 @@ def run_perf(cfg: Any, workdir: str | Path, *, datasets: Sequence[int] | None = 
                                  row_lens=(task.settings or {}).get(ROW_OUT_LEN))
             out.append(_level(task.model_name, task.dataset, model, reqs, workdir=workdir, concurrency=conc,
                               traffic=traffic, count=count, duration=options.duration, counter=counter, stem=stem,
-                              progress=cb))
+                              progress=cb, ray=(mcfg, options) if options.executor == "ray" else None))
     return out
 
 

@@ -1,6 +1,6 @@
 cli_args = dict(
-    cfg_time_str='20261128_032924',
-    config='/tmp/perf_truth_mln087_t/ais_c1.py',
+    cfg_time_str='20261128_033135',
+    config='/tmp/perf_truth_mln087_t/ais_c16.py',
     config_dir='configs',
     custom_dataset_data_type=None,
     custom_dataset_infer_method=None,
@@ -8,7 +8,7 @@ cli_args = dict(
     custom_dataset_path=None,
     datasets=None,
     debug=False,
-    dir_time_str='20261128_032924',
+    dir_time_str='20261128_033135',
     dry_run=False,
     dump_eval_details=False,
     dump_extract_rate=False,
@@ -24,13 +24,13 @@ cli_args = dict(
     reuse=None,
     search=False,
     summarizer=None,
-    work_dir='/tmp/perf_truth_mln087_t/ais_c1')
+    work_dir='/tmp/perf_truth_mln087_t/ais_c16')
 datasets = [
     [
         dict(
             abbr='synthetic',
             config=dict(
-                RequestCount=8,
+                RequestCount=64,
                 StringConfig=dict(
                     Input=dict(
                         Method='uniform',
@@ -49,13 +49,13 @@ datasets = [
                 )),
             infer_cfg=dict(
                 inferencer=dict(
-                    batch_size=1,
+                    batch_size=16,
                     mode='perf',
                     model_cfg=dict(
                         abbr='timed',
                         api_key='',
                         attr='service',
-                        batch_size=1,
+                        batch_size=16,
                         generation_kwargs=dict(
                             ignore_eos=True, temperature=0.01),
                         host_ip='127.0.0.1',
@@ -72,7 +72,7 @@ datasets = [
                         url='',
                         use_timestamp=False),
                     output_json_filepath=
-                    '/tmp/perf_truth_mln087_t/ais_c1/20261128_032924',
+                    '/tmp/perf_truth_mln087_t/ais_c16/20261128_033135',
                     pressure_time=15,
                     type=
                     'ais_bench.benchmark.openicl.icl_inferencer.icl_gen_inferencer.GenInferencer'
@@ -107,7 +107,7 @@ models = [
         abbr='timed',
         api_key='',
         attr='service',
-        batch_size=1,
+        batch_size=16,
         generation_kwargs=dict(ignore_eos=True, temperature=0.01),
         host_ip='127.0.0.1',
         host_port=38417,
@@ -123,4 +123,4 @@ models = [
         url='',
         use_timestamp=False),
 ]
-work_dir = '/tmp/perf_truth_mln087_t/ais_c1/20261128_032924'
+work_dir = '/tmp/perf_truth_mln087_t/ais_c16/20261128_033135'
