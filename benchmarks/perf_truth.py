@@ -11,7 +11,7 @@ the same server is measured by ``ais_bench --mode perf`` (``VLLMCustomAPIChat``,
 string dataset with the same request count and output length, ``batch_size`` = the level), side by side.
 
     PYTHONPATH=src python benchmarks/perf_truth.py [--levels 1,16,64,256] [--t0 0.15] [--t1 0.04] [--tokens 40]
-        [--rounds 4] [--aisbench /path/to/venv]
+        [--rounds 4] [--repeat 1] [--aisbench /path/to/venv]
 """
 from __future__ import annotations
 
@@ -164,6 +164,7 @@ def main() -> None:
     ap.add_argument("--t1", type=float, default=0.04)
     ap.add_argument("--tokens", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=4, help="requests per level = rounds × level (at least 8)")
+    ap.add_argument("--repeat", type=int, default=1, help="promptweave's measurement of each level, repeated")
     ap.add_argument("--aisbench", default=os.environ.get("PROMPTWEAVE_AIS_FULL_VENV"))
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
@@ -180,7 +181,7 @@ def main() -> None:
         for level in levels:
             n = max(8, args.rounds * level)
             bound = level * args.tokens / req_time
-            rows = [("promptweave", ours(port, level, n, args.tokens))]
+            rows = [("promptweave", ours(port, level, n, args.tokens)) for _ in range(args.repeat)]
             if args.aisbench:
                 rows.append(("AISBench", theirs(Path(args.aisbench), port, level, n, args.tokens, work)))
             for tool, r in rows:

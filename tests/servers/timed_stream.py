@@ -5,7 +5,9 @@ server streams them (chunked ``text/event-stream``, one ``data:`` event per toke
 
 Send times are fixed from the request's arrival (``call_at`` per token, so lateness never accumulates), and the
 server records when it actually wrote each first and last token: ``GET /truth`` returns those figures (the truth a
-client's measurement is compared with); ``GET /truth?reset=1`` clears them.
+client's measurement is compared with); ``GET /truth?marks=1`` gives, per request whose body has a ``user``
+string, its (arrival, first write, last write) ``time.perf_counter()`` stamps (one clock for every process on
+Linux); ``?reset=1`` clears them.
 
 In tests it runs in a thread (``TimedStreamServer``, a context manager). For measurements it runs as a process of its
 own, so it shares no interpreter lock with the client: ``python tests/servers/timed_stream.py --port 0 --t0 0.15
@@ -38,6 +40,7 @@ class Truth:
     requests: int = 0
     bodies: list = field(default_factory=list)
     keep_bodies: int = 0
+    marks: dict = field(default_factory=dict)  # request "id" (the body's "user" field) -> (arrived, first, last)
 
     def summary(self) -> dict[str, Any]:
         return {"requests": self.requests, "completed": len(self.ttft),
@@ -93,9 +96,12 @@ class _Stream(asyncio.Protocol):
     def _get(self, path: str) -> None:
         if path.startswith("/truth"):
             data = json.dumps(self.truth.summary()).encode()
+            if "marks=1" in path:
+                data = json.dumps(self.truth.marks).encode()
             if "reset=1" in path:
                 self.truth.ttft.clear()
                 self.truth.tpot.clear()
+                self.truth.marks.clear()
                 self.truth.requests = 0
             self._plain(200, data)
         elif path.rstrip("/").endswith("/models"):
@@ -143,6 +149,8 @@ class _Stream(asyncio.Protocol):
             self.transport.write(out)
             sent.append(time.perf_counter())
             if k == n - 1:
+                if isinstance(body.get("user"), str):
+                    self.truth.marks[body["user"]] = (arrived, sent[0], sent[-1])
                 self.truth.ttft.append(sent[0] - arrived)
                 if n > 1:
                     self.truth.tpot.append((sent[-1] - sent[0]) / (n - 1))
