@@ -103,7 +103,7 @@ def test_the_itl_store_is_exact_below_its_cap_and_bounded_above_it():
 
 def test_a_stage_s_rows_and_counts():
     ok = [RequestResult(i, i, i + 1.0, True, ttft=0.1, e2el=1.0, tpot=0.9 / 9, itl_count=9, input_tokens=5,
-                        output_tokens=10) for i in range(4)]
+                        output_tokens=10, decoded=True) for i in range(4)]
     fig = stage_figures("total", ok, 1, 4.0, np.full(36, 0.1), 2)
     assert list(fig.rows) == list(ROWS)
     assert fig.rows["E2EL"]["Median"] == "1000.0 ms" and fig.rows["OutputTokenThroughput"]["Max"] == "10.0 token/s"

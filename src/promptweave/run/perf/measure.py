@@ -35,6 +35,7 @@ class RequestResult:
     in_flight: int = 0  # requests in flight when this one was sent, itself included
     content_events: int = 0
     row: int = -1  # the dataset row it was built from
+    decoded: bool = False  # at least one non-zero ITL gap (AISBench counts these as TPOT's and ITL's N)
 
     @property
     def throughput(self) -> float:
@@ -114,6 +115,7 @@ def measure(index: int, status: int, content: bytes, log: ArrivalLog, *, chat: b
     r.e2el = log.done - log.sent
     gaps = [b - a for a, b in zip(times, times[1:])]
     r.itl_count = len(gaps)
+    r.decoded = any(g > 0 for g in gaps)
     out = _usage_count(usage, "completion_tokens")
     if out is not None:
         r.output_tokens, r.output_source = out, "usage"

@@ -68,7 +68,7 @@ def stage_figures(name: str, results: Sequence[RequestResult], failed: int, dura
         "OutputTokens": np.array([r.output_tokens for r in ok], dtype=np.float64),
         "OutputTokenThroughput": np.array([r.throughput for r in ok], dtype=np.float64),
     }
-    decoding = sum(1 for r in ok if r.itl_count and r.e2el > r.ttft)
+    decoding = sum(1 for r in ok if r.decoded)
     rows: dict[str, dict[str, Any]] = {}
     for metric in ROWS:
         if metric == "ITL":
