@@ -229,3 +229,31 @@ def test_bad_perf_options_are_one_typed_line(tmp_path, args, field) -> None:
     cfg = write_config(tmp_path, 9)
     res = invoke("perf", str(cfg), "-w", str(tmp_path / "w"), *args)
     assert res.exit_code == 2 and "[PW741]" in res.output and field in res.output, res.output
+
+
+@pytest.mark.parametrize("type_", ["VLLMCustomAPIStream", "VLLMCustomAPI", "VLLMCustomAPIChatStream"])
+def test_completions_and_stream_classes_are_measured_alike(tmp_path, type_) -> None:
+    with TimedStreamServer(TIMING, keep_bodies=1) as server:
+        cfg = write_config(tmp_path, server.port, type_=type_)
+        res = invoke("run", str(cfg), "-w", str(tmp_path / "w"), "--mode", "perf", "--limit", "3")
+        assert res.exit_code == 0, res.output
+        body = server.truth.bodies[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert ("prompt" in body) == (type_ != "VLLMCustomAPIChatStream")
+    details = (tmp_path / "w" / "performances" / "svc" / "qa_details.jsonl").read_text().splitlines()
+    assert [json.loads(d)["content_events"] for d in details] == [7, 7, 7]
+
+
+def test_an_openai_compatible_model_with_base_url_is_measured(tmp_path) -> None:
+    with TimedStreamServer(TIMING, keep_bodies=1) as server:
+        (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+        cfg = tmp_path / "config.py"
+        cfg.write_text(CONFIG.split("models = ")[0] + f'models = [dict(abbr="oa", type="OpenAICompatModel", '
+                       f'kind="api", base_url="http://127.0.0.1:{server.port}/v1", model="m", key="EMPTY", '
+                       'batch_size=3, max_out_len=16)]\n')
+        res = invoke("run", str(cfg), "-w", str(tmp_path / "w"), "--mode", "perf", "--limit", "5")
+        assert res.exit_code == 0, res.output
+        body = server.truth.bodies[0]
+    assert body["stream"] is True and body["messages"][0]["role"] == "user"
+    common = json.loads((tmp_path / "w" / "performances" / "oa" / "qa.json").read_text())
+    assert common["Total Requests"]["total"] == 5 and common["Max Concurrency"]["total"] == 3
