@@ -4,7 +4,14 @@ The data flow, one package per step: config -> dataset rows -> shots (retrievers
 -> filled templates (Dialogue) -> rendered prompt (meta template) -> model ->
 predictions -> scores.
 
-Typical use::
+Run a config (what ``promptweave run`` does)::
+
+    from promptweave import RunOptions, evaluate_config
+
+    result = evaluate_config("examples/quickstart.py", RunOptions(workdir="outputs", limit=10))
+    print([(o.dataset, o.model, o.ok) for o in result.outcomes])
+
+Build one prompt::
 
     from promptweave import load_config, open_dataset, open_model, PromptBuilder
 
@@ -26,6 +33,8 @@ from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
 from promptweave.run.lint import LintReport, lint_file
+from promptweave.run.options import RunOptions
+from promptweave.run.pipeline import RunResult, evaluate_config
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
 from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
 from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
@@ -36,7 +45,7 @@ from promptweave.errors import ReferenceUnavailableError  # bridge: a reference 
 from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
 from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} beside option_A, sent as written
 from promptweave.forms.agent_loop import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
-from promptweave.evaluate.code_exec import PythonSession, SessionLimits  # agent: its sandboxed Python session
+from promptweave.evaluate.python_session import PythonSession, SessionLimits  # agent: its sandboxed Python session
 from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
 from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
 from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)
@@ -54,6 +63,7 @@ __all__ = [
     "EvalContext", "Evaluation", "Scores", "build_evaluation",
     "render_with_chat_template",
     "lint_file", "LintReport",
+    "evaluate_config", "RunOptions", "RunResult",
     "Budget", "BudgetError", "SandboxError",
     "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",

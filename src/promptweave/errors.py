@@ -114,6 +114,20 @@ class LVEError(PromptweaveError):
 class PromptweaveWarning(UserWarning):
     """Something suspicious that the reference tolerates, so we only warn."""
 
+    code = "PW770"
+
+
+def warning_text(message: Warning | str) -> str:
+    """A warning as the one line after ``warning: ``: ``[PWnnn] what, and what to do``.
+
+    A library's own warning (not ours) keeps its category's name: ``[PW779] DeprecationWarning: ...``.
+    """
+    if isinstance(message, PromptweaveWarning):
+        return f"[{message.code}] {message}"
+    if isinstance(message, Warning):
+        return f"[PW779] {type(message).__name__}: {message}"
+    return str(message) if str(message).startswith("[PW") else f"[PW770] {message}"
+
 
 # Codes below are reserved per area so parallel work never reuses one. Add a class in your area's block only.
 
@@ -237,6 +251,8 @@ class PlaceholderNearMissWarning(PromptweaveWarning):
     """A template placeholder names no column but resembles one (``{OPTION_A}`` beside ``option_A``): sent as
     written, as OpenCompass sends it, and reported with the column it resembles."""
 
+    code = "PW771"
+
 
 # -- bridge (a reference package installed without its dependencies) --
 class ReferenceUnavailableError(PromptweaveError):
@@ -270,6 +286,48 @@ class ChecksumError(DataFetchError):
     """A downloaded archive's md5 is not the one the table (or ``--md5-table``) pins."""
 
     code = "PW271"
+
+
+# -- the library call, its options and the model contract --
+class RunOptionsError(ConfigError):
+    """A run option (a ``RunOptions`` field or the CLI flag of the same name) has a value no run can take."""
+
+    code = "PW180"
+
+
+class ModelConfigError(ConfigError):
+    """A model config entry has a field of the wrong type or shape (read at the config boundary, ``ModelConfig``)."""
+
+    code = "PW181"
+
+
+# -- code sandbox: verdicts and the rlimits mode run as root --
+class CodeSandboxRootError(CodeSandboxError):
+    """``--code-sandbox=rlimits`` run as root could not drop to a throwaway user, so it refuses to run model code
+    with root's reach."""
+
+    code = "PW632"
+
+
+# -- the terminal: what a run says happened --
+class RowsFailedWarning(PromptweaveWarning):
+    """Some rows of a task failed (their requests were refused or ran out of retries); the task is partial and a
+    rerun of the same command retries only them."""
+
+    code = "PW772"
+
+
+class NothingComparedWarning(PromptweaveWarning):
+    """``report A B`` found no task (dataset × model) the two runs share, so there is nothing to compare."""
+
+    code = "PW773"
+
+
+class EndpointDownError(ModelError):
+    """An API model's server refuses connections (or cannot be reached) several times in a row: the model's
+    remaining requests are not sent."""
+
+    code = "PW470"
 
 
 # -- perf mode (run/perf/: serving performance, streamed requests) ---------------------------------------------------

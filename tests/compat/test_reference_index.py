@@ -324,7 +324,7 @@ def test_lint_accepts_static_names_with_a_note(unimportable_reference: Path, tmp
     assert "1 file(s): 1 ok, 0 with problems" in res.output
     for note in (f"loader IdxDataset: {PKG}'s registered class", f"evaluator Scorer_x_1: {PKG}'s registered class",
                  f"postprocessor keyword-post: {PKG}'s registered function"):
-        assert f"warning: {note} (a package it imports is not installed here" in res.output
+        assert f"warning: [PW770] {note} (a package it imports is not installed here" in res.output
     bad = _config(tmp_path, loader="IdxDataset", evaluator="IdxDataset")
     res = CliRunner().invoke(app, ["lint", "--no-data", str(bad)])
     assert res.exit_code == 2 and "unknown evaluator" in res.output

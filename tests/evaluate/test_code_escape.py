@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.evaluate import EvalContext, os_sandbox
-from promptweave.evaluate.code_exec import MBPPEvaluator
+from promptweave.suites.code.mbpp import MBPPEvaluator
 from tests.codebox import needs_bwrap
 
 SECRET = "pw-probe-7c1f0e-secret-value"

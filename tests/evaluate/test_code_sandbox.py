@@ -7,13 +7,9 @@ from hypothesis import strategies as st
 
 from promptweave.errors import CodeExecutionError
 from promptweave.evaluate import EvalContext, build_evaluation
-from promptweave.evaluate.code_exec import (
-    HumanEvalEvaluator,
-    Limits,
-    MBPPEvaluator,
-    mbpp_answer,
-    run_program,
-)
+from promptweave.evaluate.code_exec import Limits, run_program
+from promptweave.suites.code.humaneval import HumanEvalEvaluator
+from promptweave.suites.code.mbpp import MBPPEvaluator, mbpp_answer
 from tests.codebox import CODE_EXEC, CODE_SANDBOX
 
 FAST = Limits(timeout_s=5.0, cpu_s=2, memory_mb=256)
@@ -80,7 +76,7 @@ def test_refused_without_the_flag() -> None:
 
 
 def test_mbpp_pass_at_k() -> None:
-    from promptweave.evaluate.code_exec import MBPPPassKEvaluator
+    from promptweave.suites.code.mbpp import MBPPPassKEvaluator
 
     good, bad = "def f():\n    return 1\n", "def f():\n    return 2\n"
     refs = [{"test_list_2": "assert f() == 1", "task_id": 1}, {"test_list_2": "assert f() == 1", "task_id": 2}]
@@ -146,7 +142,7 @@ def test_run_cli_refuses_code_without_the_flag_then_scores_with_it(stub_server, 
 
 
 def test_lcbench_blocks_solution_class_and_pass_at_k() -> None:
-    from promptweave.evaluate.code_exec import (
+    from promptweave.suites.code.lcbench import (
         LCEvaluator,
         LCPassKEvaluator,
         lc_code_blocks,

@@ -128,3 +128,16 @@ def test_data_file_lines_are_problems(tmp_path) -> None:
     p.write_text("{not json\n")
     with pytest.raises(DataNotFoundError, match="line 1"):
         load_problems(p)
+
+
+def test_a_wrong_answer_cannot_report_its_own_pass(evalplus_cache) -> None:
+    # the answer's process is not where the checker runs: records written anywhere, an early exit, patched
+    # builtins or a reference solution overwritten in its own namespace change nothing
+    forged = ("import builtins, os, importlib, posix\nimportlib.reload(posix)\n"
+              "builtins.AssertionError = KeyError\nfor fd in range(64):\n    try:\n"
+              "        posix.write(fd, b'{\"done\": 1}\\n')\n    except OSError:\n        pass\n"
+              "def double(x):\n    return x\n")
+    leave = forged + "posix._exit(0)\n"
+    scores = _score(["Mbpp/5", "Mbpp/5"], [forged, leave])
+    assert [d["plus_status"] for d in scores.details] == ["fail", "fail"]
+    assert scores.correct == [False, False]

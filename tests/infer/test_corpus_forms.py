@@ -152,7 +152,7 @@ def test_corpus_forms_refuse_an_api_model_at_plan_time(text, tmp_path, monkeypat
     cfg_file = tmp_path / "eval_corpus.py"
     cfg_file.write_text(text + API_MODEL)
     tasks = plan_config(load_config(cfg_file))
-    refused = tasks[0].settings.get("refused")
+    refused = tasks[0].refused
     assert isinstance(refused, UnsupportedError)
     assert "eval_corpus.py" in str(refused) and "models[0]" in str(refused)
 

@@ -13,7 +13,7 @@ from openai_stub import StubServer, scripted_agent
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app
-from promptweave.evaluate.code_exec import PythonSession, SessionLimits
+from promptweave.evaluate.python_session import PythonSession, SessionLimits
 from tests.codebox import CODE_SANDBOX, needs_bwrap
 
 LIMITS = SessionLimits(cell_timeout_s=30)

@@ -17,7 +17,7 @@ from promptweave.data.loaders.base import LoadContext
 from promptweave.suites.cibench.data import cibench
 from promptweave.errors import UnsupportedError
 from promptweave.suites.cibench.scoring import CIBenchEvaluator
-from promptweave.evaluate.code_exec import PythonSession, SessionLimits
+from promptweave.evaluate.python_session import PythonSession, SessionLimits
 from promptweave.evaluate.context import EvalContext
 from promptweave.forms.agent_loop import APOLOGY, ReActProtocol, agent_settings, extract_code
 from tests.codebox import CODE_EXEC, CODE_SANDBOX

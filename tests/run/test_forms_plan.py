@@ -36,7 +36,7 @@ def write(tmp: Path, inferencer: str = "PPLInferencer", evaluator: str = "AccEva
 def test_scoring_on_a_chat_api_model_names_what_works(tmp_path, inferencer) -> None:
     # refused at plan time for this pair only: the task carries the typed error and fails with it when run
     [task] = plan_config(load_config(write(tmp_path, inferencer)))
-    exc = task.settings["refused"]
+    exc = task.refused
     assert isinstance(exc, UnsupportedError) and not task.records
     msg = str(exc)
     assert "eval_x.py: models[0].kind" in msg and "kind='lm'" in msg and "local model" in msg

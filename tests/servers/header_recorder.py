@@ -15,6 +15,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.server.seen.append({k.lower(): v for k, v in self.headers.items()})  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+        key = self.server.require  # type: ignore[attr-defined]
+        if key is not None and self.headers.get("authorization") != f"Bearer {key}":
+            data = json.dumps({"error": {"message": "a valid API key is required", "type": "auth"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         reply = {"id": "x", "object": "chat.completion", "model": body.get("model", "m"),
                  "choices": [{"index": 0, "finish_reason": "stop",
                               "message": {"role": "assistant", "content": "2"}}],
@@ -33,11 +42,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class HeaderRecorder:
-    """Answers every request with the chat completion "2" and keeps its headers (lower-cased names)."""
+    """Answers every request with the chat completion "2" and keeps its headers (lower-cased names); with
+    ``require``, a request without ``Authorization: Bearer <require>`` gets 401 instead."""
 
-    def __init__(self) -> None:
+    def __init__(self, require: str | None = None) -> None:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.seen = []  # type: ignore[attr-defined]
+        self.httpd.require = require  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

@@ -96,8 +96,31 @@ def _click_classes() -> tuple[tuple, tuple, tuple]:
     return tuple(exits), tuple(aborts), tuple(usage)
 
 
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+                 line: str | None = None) -> None:
+    """A warning that reaches the terminal: one line, ``warning: [PWnnn] ...``, as errors are printed (never
+    Python's own format with a line of our source)."""
+    from promptweave.errors import warning_text
+
+    try:
+        sys.stderr.write(f"warning: {warning_text(message)}\n")
+    except Exception:  # noqa: BLE001, S110 - a broken stderr must not turn a warning into a traceback
+        pass
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``) and return its exit status; never raises."""
+    import warnings
+
+    before = warnings.showwarning
+    warnings.showwarning = show_warning
+    try:
+        return _run_cli(argv)
+    finally:
+        warnings.showwarning = before
+
+
+def _run_cli(argv: Sequence[str] | None) -> int:
     from promptweave.cli.common import ExitCode, exit_code_for
 
     exits, aborts, usage = _click_classes()

@@ -52,3 +52,9 @@ def fail(console: Any, exc: PromptweaveError) -> NoReturn:
     raise typer.Exit(exit_code_for(exc))
 
 
+
+
+def print_warnings(console: Any, messages: Any) -> None:
+    """Each warning once, as ``lint`` and ``view`` print them."""
+    for msg in dict.fromkeys(messages):
+        console.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)

@@ -6,20 +6,17 @@ from pathlib import Path
 import typer
 
 from promptweave.cli.app import app
+from promptweave.cli.options import run_options
+from promptweave.run.options import RunOptions
 
 
 @app.command("lint")
+@run_options("select", "policy", limit={"help": "Build at most this many rows per dataset."})
 def lint_cmd(
     configs: list[Path] = typer.Argument(..., help="Config file(s) (.py, .yaml or .json); dataset configs too."),
-    dataset: list[str] | None = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
-    model: list[str] | None = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
-    limit: int | None = typer.Option(None, help="Build at most this many rows per dataset."),
     no_data: bool = typer.Option(False, "--no-data", help="Check everything but the rows (no data is read)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="With several files, show every pair and warning."),
-    trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
-    allow_env: list[str] | None = typer.Option(None, "--allow-env", help="Let the config read this "
-                                                  "credential-looking environment variable, or send it as a model's "
-                                                  "API key (key='ENV' / api_key_env); repeatable."),
+    *, opts: RunOptions,
 ) -> None:
     """Check config files as 'run' would (templates, roles, forms, eval_cfg, prompts) without calling a model.
 
@@ -29,15 +26,12 @@ def lint_cmd(
     from rich.console import Console
 
     from promptweave.run.lint import lint_file, summary_line
-    from promptweave.sandbox.env import set_policy
-
-    set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
 
     console = Console(highlight=False, soft_wrap=True)
     detail = verbose or len(configs) == 1
     problems = failed = 0
     for path in configs:
-        report = lint_file(path, no_data=no_data, trust=trust_config, limit=limit, datasets=dataset, models=model)
+        report = lint_file(path, no_data=no_data, options=opts)
         if detail:
             for line in report.lines:
                 console.print(line, markup=False)

@@ -1,13 +1,14 @@
 """``promptweave spread CONFIG -w DIR``: how much of each score is the prompt's format (``spread/``)."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 import typer
 
 from promptweave.cli.app import app
+from promptweave.cli.options import run_options
+from promptweave.run.options import RunOptions
 
 
 def _pct(x: Any) -> str:
@@ -15,129 +16,59 @@ def _pct(x: Any) -> str:
 
 
 @app.command("spread")
+@run_options("select", "policy", "execute", workdir={"default": ..., "help": "Where variants/<k>/ (run's layout), "
+                                                    "spread.json and the response cache go; rerun the same command "
+                                                    "to resume."})
 def spread_cmd(
     config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."),
-    workdir: Path = typer.Option(..., "-w", "--work-dir", help="Where variants/<k>/ (run's layout), spread.json "
-                                 "and the response cache go; rerun the same command to resume."),
-    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
     n: int = typer.Option(16, "-n", min=1, help="Variants per dataset, variant 0 being the config's template."),
     seed: int = typer.Option(0, "--seed", help="Which formats the grammar draws (the same seed, the same variants)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N test rows of each dataset."),
     search: Optional[str] = typer.Option(None, "--search", help="'extremes': find the best and worst variant "
                                          "within --budget calls (Thompson sampling) instead of running them all."),
     budget: Optional[int] = typer.Option(None, "--budget", min=1, help="Model calls --search may use per "
                                          "dataset × model."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Plan every variant and show them; load no model, send "
-                                 "nothing, write nothing."),
-    trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python and allow its "
-                                      "callables (custom postprocessors) to run."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
-    on_row_error: str = typer.Option("wrong", "--on-row-error", help="As for run: wrong, skip or fail."),
-    no_wait: bool = typer.Option(False, "--no-wait", help="If another run is writing to the work dir, stop at "
-                                 "once (exit 4) instead of waiting for it."),
-    no_report: bool = typer.Option(False, "--no-report", help="Do not write DIR/report.html at the end."),
-    allow_code_exec: bool = typer.Option(False, "--allow-code-exec", help="As for run: let code evaluators run "
-                                         "the model's code, in a limited subprocess."),
-    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="As for run: the judge of LLM-judged "
-                                              "datasets whose judge_cfg is empty."),
-    executor: str = typer.Option("local", "--executor", help="local or ray (as for run)."),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray: join this running cluster."),
-    shard_rows: Optional[int] = typer.Option(None, "--shard-rows", min=1, help="Ray: rows per shard."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Ray: model replicas per model."),
-    num_gpus: Optional[float] = typer.Option(None, "--num-gpus", min=0, help="Ray: GPUs per replica."),
-    num_cpus: Optional[float] = typer.Option(None, "--num-cpus", min=0, help="Ray: CPUs per replica."),
+    *, opts: RunOptions,
 ) -> None:
     """Run N format variants of each dataset's own template; report each variant's score, the spread and PSS."""
     from rich.console import Console
 
-    from promptweave.cli.common import ExitCode, fail, select
-    from promptweave.config import load_config
-    from promptweave.errors import ConfigError, PromptweaveError
-    from promptweave.spread.execute import SpreadRequest, run_search, run_spread
+    from promptweave.cli.common import ExitCode, fail, print_warnings
+    from promptweave.errors import PromptweaveError
+    from promptweave.run.pipeline import collected_warnings
+    from promptweave.spread.pipeline import SpreadOptions, spread_config
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            if on_row_error not in ("wrong", "skip", "fail"):
-                raise ConfigError("unknown --on-row-error", field="--on-row-error", value=on_row_error,
-                                  expected="wrong, skip or fail")
-            if executor not in ("local", "ray"):
-                raise ConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
-            if search not in (None, "extremes"):
-                raise ConfigError("unknown search", field="--search", value=search, expected="extremes")
-            if search and budget is None:
-                raise ConfigError("--search extremes needs a call budget", field="--budget",
-                                  expected="--budget CALLS (model calls per dataset × model)")
-            if budget is not None and not search:
-                raise ConfigError("--budget applies to --search extremes", field="--budget", value=budget,
-                                  expected="--search extremes --budget CALLS")
-            if search and executor != "local":
-                raise ConfigError("--search extremes runs in this process (it decides each next row from the "
-                                  "last answers)", field="--executor", value=executor, expected="local")
-            cfg = load_config(config, trust=trust_config)
-            ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-            model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-            from promptweave.evaluate import prepare_tasks
-            from promptweave.evaluate.judge import judge_model_cfg
-
-            judge_cfg = judge_model_cfg(cfg, judge_model)
-
-            def prepare(planned: list) -> None:
-                try:
-                    prepare_tasks(planned, allow_code_exec=allow_code_exec, judge_model=judge_cfg)
-                except PromptweaveError as exc:
-                    raise (exc if exc.file else exc.at(file=str(config))) from None
-
-            req = SpreadRequest(cfg, workdir, ds_ids, model_ids, n=n, seed=seed, limit=limit,
-                                allow_code=trust_config, on_row_error=on_row_error, show_progress=not no_progress,
-                                console=console, prepare=prepare, wait=not no_wait,
-                                notify=lambda msg: err.print(msg, style="yellow", markup=False),
-                                executor=executor,
-                                executor_options={"address": address, "shard_rows": shard_rows, "workers": workers,
-                                                  "num_gpus": num_gpus, "num_cpus": num_cpus})
-            if dry_run:
-                from promptweave.spread.execute import plan_tasks, plan_variants
-
-                variants = plan_variants(req)
-                planned = plan_tasks(req, variants)
-            elif search:
-                data = run_search(req, budget or 0)
-                outcomes: dict[int, list] = {}
-            else:
-                data, outcomes = run_spread(req)
-        except PromptweaveError as exc:
-            for msg in dict.fromkeys(str(w.message) for w in caught):
-                err.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)
-            fail(err, exc)
-    for msg in dict.fromkeys(str(w.message) for w in caught):
-        err.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)
-    if dry_run:
-        _print_plan(console, cfg, variants, planned)
+    noticed: list[str] = []
+    try:
+        with collected_warnings(noticed):
+            result = spread_config(config, opts, SpreadOptions(n=n, seed=seed, search=search, budget=budget),
+                                   console=console, notify=lambda msg: err.print(msg, style="yellow", markup=False))
+    except PromptweaveError as exc:
+        print_warnings(err, noticed)
+        fail(err, exc)
+    print_warnings(err, noticed)
+    workdir = opts.workdir
+    if opts.dry_run:
+        _print_plan(console, result.run.config, result.variants, result.planned)
         return
     if search:
-        _print_search(console, data)
+        _print_search(console, result.data)
         console.print(f"variants and findings in {workdir / 'spread.json'}")
         return
-    _print_figures(console, data)
-    failed = [o for outs in outcomes.values() for o in outs if not o.ok]
-    for o in failed:
+    _print_figures(console, result.data)
+    for o in result.failed:
         err.print(f"failed: {o.dataset} × {o.model}: {o.error}", style="red", markup=False, soft_wrap=True)
     console.print(f"figures in {workdir / 'spread.json'}; each variant's predictions and results in "
                   f"{workdir / 'variants'}/<k>/")
-    if not no_report:  # the spread page and each variant's report; a report problem never fails the command
-        from promptweave.report.spread_page import write_spread_report
-
-        try:
-            console.print(f"report: {write_spread_report(workdir)}")
-        except Exception as exc:  # noqa: BLE001 - the figures are safe on disk
-            err.print(f"warning: no report written ({type(exc).__name__}: {exc}); retry with: promptweave report "
-                      f"{workdir}", style="yellow", markup=False, soft_wrap=True)
-    if failed:
+    if result.report is not None:
+        console.print(f"report: {result.report}")
+    elif result.report_error is not None:
+        err.print(f"warning: no report written ({result.report_error}); retry with: promptweave report "
+                  f"{workdir}", style="yellow", markup=False, soft_wrap=True)
+    if result.failed:
         raise typer.Exit(ExitCode.FAILURES)
-    if not all(o.complete for outs in outcomes.values() for o in outs):
+    if not result.complete:
         raise typer.Exit(ExitCode.FAILED_ROWS)
 
 

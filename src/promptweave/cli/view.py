@@ -11,7 +11,7 @@ import typer
 
 from promptweave.cli.app import app
 from promptweave.cli.common import fail, select
-from promptweave.errors import ConfigError, PromptweaveError, PromptweaveWarning
+from promptweave.errors import ConfigError, PromptweaveError, PromptweaveWarning, warning_text
 
 _ROLE_STYLES = ("bold cyan", "bold green", "bold magenta", "bold yellow", "bold blue")
 
@@ -250,7 +250,7 @@ def _turn_records(spec: Any, model: Any, index: int) -> list[Any]:
 def _unique(caught: list) -> list[str]:
     seen: dict[str, None] = {}
     for w in caught:
-        seen.setdefault(str(w.message), None)
+        seen.setdefault(warning_text(w.message), None)
     return list(seen)
 
 

@@ -7,12 +7,6 @@ from __future__ import annotations
 
 from promptweave.compat.suites import Registry
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.code_exec import (
-    HumanEvalEvaluator,
-    LCEvaluator,
-    LCPassKEvaluator,
-    MBPPPassKEvaluator,
-)
 from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
 from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
 from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
@@ -28,7 +22,6 @@ _GENERIC: dict[str, type] = {
     "GenericLLMEvaluator": GenericLLMEvaluator,
     "MATHEvaluator": ev.MATHEvaluator,
     "RougeEvaluator": ev.RougeEvaluator,
-    "HumanEvalEvaluator": HumanEvalEvaluator,
     "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
     "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
     "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
@@ -43,7 +36,6 @@ _GENERIC: dict[str, type] = {
     "CascadeEvaluator": CascadeEvaluator,
     "LMEvaluator": LMEvaluator,  # eval helper: subjective / judge-model evaluation
     "CharmMemoryEvaluator": CharmMemoryEvaluator,  # eval helper: LMEvaluator-shaped rule (CHARM memory)
-    "MBPPPassKEvaluator": MBPPPassKEvaluator,
     "EMEvaluator": ev.EMEvaluator,
     "BBHEvaluator": ev.BBHEvaluator,
     "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
@@ -52,8 +44,6 @@ _GENERIC: dict[str, type] = {
     "BleuFloresEvaluator": ev.BleuFloresEvaluator,
     "NQEvaluator": ev.NQEvaluator,
     "GPQAEvaluator": ev.GPQAEvaluator,
-    "LCPassKEvaluator": LCPassKEvaluator,
-    "LCEvaluator": LCEvaluator,
     "AccDropEvaluator": ev.AccDropEvaluator,
     "DropOpenAIEvaluator": DropOpenAIEvaluator,
     "AveragePPLEvaluator": ev.AveragePPLEvaluator,

@@ -21,6 +21,7 @@ SUITES: tuple[str, ...] = (
     "promptweave.suites.pmmeval",  # P-MMEval: the eight multilingual tasks' evaluators and postprocessors
     "promptweave.suites.gaokao",  # GAOKAO-Bench objective questions (GaokaoBenchEvaluator_<type>)
     "promptweave.suites.mbpp_plus",  # MBPP / MBPP+ (EvalPlus's base and plus tests)
+    "promptweave.suites.code",  # HumanEval, MBPP pass@k, LCBench: the answers run in the code sandbox
     "promptweave.suites.ruler",  # RULER's synthetic long-context tasks
     "promptweave.suites.needlebench",  # NeedleBench v2 ATC (ancestral trace challenge)
     "promptweave.suites.agieval",  # AGIEval's cloze scoring

@@ -340,8 +340,8 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
     if allow_code_exec:
         apply_code_sandbox(tasks, code_sandbox)
     for t in tasks:
-        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:  # agent hook: runs code
-            from promptweave.evaluate.code_exec import require_code_exec
+        if getattr(t, "mode", None) == "agent" and t.refused is None:  # agent hook: runs code
+            from promptweave.evaluate.python_session import require_code_exec
 
             require_code_exec(allow_code_exec, field=t.settings.get("where") or "infer_cfg.inferencer",
                               value=t.settings.get("infer_mode"))

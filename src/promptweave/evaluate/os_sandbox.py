@@ -16,7 +16,13 @@ ignored. The sandbox dies with the run (``--die-with-parent``, which the code ca
 PID 1 through a pidfd (from ``--info-fd``), which takes the whole namespace with it.
 
 ``rlimits`` is the old, weaker mode: a ``python -I`` subprocess in a temporary folder with resource limits only.
-It is used only when the user names it (``--code-sandbox=rlimits``), and a warning says what it leaves open.
+It is used only when the user names it (``--code-sandbox=rlimits``), and a warning says what it leaves open. Run as
+root, it never hands model code root's reach: the process starts in its own session as a throwaway user (a random
+uid and gid far above any account's, no supplementary groups, ``no_new_privs`` and an empty capability bounding set
+where ``setpriv`` is installed), so it can signal, trace or read the memory of no process but its own, and
+``kill()`` ends every process of that user. Where the interpreter lies in a folder only root may enter (a pyenv
+under ``/root``), the throwaway user keeps one capability, ``CAP_DAC_READ_SEARCH`` (reading files, as root could),
+and nothing else; where neither works the run is refused with ``PW632``, saying what to do.
 
 Whether bubblewrap works here is found by starting it once (per process and bwrap binary) with the very options
 used for model code, and checking that the process guard holds.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import secrets
 import shutil
 import signal
 import struct
@@ -37,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from promptweave.errors import CodeSandboxError
+from promptweave.errors import CodeSandboxError, CodeSandboxRootError
 
 BWRAP = "bwrap"
 RLIMITS = "rlimits"
@@ -49,10 +56,19 @@ INSTALL_HINT = ("bubblewrap with user namespaces (Debian/Ubuntu: apt-get install
                 f"{FLAG}=rlimits")
 RLIMITS_WARNING = (f"{FLAG}=rlimits: model code runs WITHOUT OS isolation, with only time, memory and file-size "
                    "limits: it can read and write your files, open network connections, see and signal your "
-                   "processes, read their environment (API keys) and start processes that outlive the run. Use it "
-                   "only on answers you trust; install bubblewrap for the default sandbox.")
+                   "processes, read their environment (API keys) and start processes that outlive the run (run as "
+                   "root, it runs as a throwaway user instead, which limits the processes it can reach to its own). "
+                   "Use it only on answers you trust; install bubblewrap for the default sandbox.")
 WORKDIR = "/sandbox"  # the program's working directory (and HOME) inside the sandbox
 SANDBOX_UID = 65534  # the sandbox user: not root inside its user namespace, so it holds no capabilities
+# rlimits as root: a fresh uid/gid per sandbox from a range no account or user-namespace mapping uses in practice
+# (subordinate ids start at 100000 and come in blocks of 65536), so two sandboxes cannot signal each other either
+THROWAWAY_IDS = (2_000_000_000, 2_100_000_000)
+
+
+def throwaway_id() -> int:
+    low, high = THROWAWAY_IDS
+    return low + secrets.randbelow(high - low)
 
 # public, non-secret files some libraries read (the dynamic loader's cache, time zone, fonts, BLAS alternatives)
 _ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts", "/etc/alternatives", "/etc/mime.types")
@@ -262,6 +278,9 @@ def require(mode: str, *, field: str = FLAG, file: str | None = None) -> None:
     if mode == RLIMITS:
         import warnings
 
+        if os.geteuid() == 0:
+            root_drop(throwaway_id())  # refused here, at plan time, where it cannot drop root
+
         from promptweave.errors import PromptweaveWarning
 
         warnings.warn(RLIMITS_WARNING, PromptweaveWarning, stacklevel=2)
@@ -322,6 +341,7 @@ class Sandboxed:
                  init: int | None = None) -> None:
         self.proc, self.workdir, self._tmp = proc, workdir, tmp
         self._init = init  # a pidfd of the sandbox's PID 1: killing it ends the PID namespace and all in it
+        self._uid: int | None = None  # rlimits as root: the throwaway user whose every process is ended
 
     @classmethod
     def start(cls, argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str], *, bwrap: str | None = None,
@@ -365,13 +385,20 @@ class Sandboxed:
         tmp = tempfile.TemporaryDirectory(prefix="pw-sandbox-")
         for host, name in (jail.data or {}).items():
             os.symlink(host, os.path.join(tmp.name, name))
+        uid = None
+        if os.geteuid() == 0:
+            uid = throwaway_id()
+            os.chown(tmp.name, uid, uid)
+            argv = [*root_drop(uid), *argv]
         try:
             proc = _spawn(subprocess.Popen, list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                           cwd=tmp.name, env={**env, "HOME": tmp.name}, start_new_session=True, close_fds=True)
         except OSError:
             tmp.cleanup()
             raise
-        return cls(proc, tmp.name, tmp)
+        box = cls(proc, tmp.name, tmp)
+        box._uid = uid
+        return box
 
     def kill(self) -> None:
         proc = self.proc
@@ -394,6 +421,9 @@ class Sandboxed:
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
+        if self._uid is not None:
+            _kill_user(self._uid)
+            self._uid = None
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None and not pipe.closed:
                 try:
@@ -403,6 +433,90 @@ class Sandboxed:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+# -- rlimits as root: a throwaway user -----------------------------------------------------------------------------
+_ROOT_DROP_WHAT_TO_DO = ("the bubblewrap sandbox (the default), promptweave run as an ordinary user, or a Python "
+                         "installed where every user may read it (e.g. /usr or /opt), with util-linux's setpriv")
+
+
+def _can_run(prefix: tuple[str, ...]) -> str | None:
+    """``None`` when a throwaway user started with ``prefix`` runs this interpreter (its stdlib included), else why."""
+    uid = throwaway_id()
+    try:
+        proc = subprocess.run([*prefix, sys.executable, "-I", "-S", "-c",
+                               "import json, math, sys; print(sys.version, sys.base_prefix)"],
+                              user=None if prefix else uid, group=None if prefix else uid,
+                              extra_groups=None if prefix else [], env={}, cwd="/", stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=60, close_fds=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        # the same interpreter with the same standard library (one that cannot read its own prefix falls back to
+        # another installation's, silently)
+        got = proc.stdout.decode("utf-8", "replace").strip()
+        if got == f"{sys.version} {sys.base_prefix}":
+            return None
+        return f"it starts with another standard library: {got[:200]}"
+    err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return err[-1] if err else f"exit status {proc.returncode}"
+
+
+_SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+
+
+def _setpriv(uid: int, caps: str, setpriv: str) -> tuple[str, ...]:
+    out: tuple[str, ...] = (setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs")
+    if caps:
+        out += (f"--inh-caps=-all,+{caps}", f"--ambient-caps=-all,+{caps}")
+    return (*out, f"--bounding-set=-all{',+' + caps if caps else ''}", "--")
+
+
+@functools.lru_cache(maxsize=4)
+def drop_plan(setpriv: str | None = _SETPRIV) -> tuple[str, str]:
+    """How model code drops root here (found once): ``("setpriv", caps)`` (util-linux's ``setpriv``, keeping
+    ``caps`` only where the interpreter needs them), ``("exec", "")`` (a small wrapper that drops and execs, where
+    there is no ``setpriv`` and every user may run the interpreter) or ``("refuse", why)``."""
+    if setpriv:
+        for caps in ("", "dac_read_search"):
+            why = _can_run(_setpriv(throwaway_id(), caps, setpriv))
+            if why is None:
+                return "setpriv", caps
+        return "refuse", f"a throwaway user cannot run {sys.executable} ({why})"
+    why = _can_run(())
+    if why is None:
+        return "exec", ""
+    return "refuse", f"a throwaway user cannot run {sys.executable} ({why}), and setpriv is not installed"
+
+
+def root_drop(uid: int, plan: tuple[str, str] | None = None) -> tuple[str, ...]:
+    """The command prefix that starts model code as the throwaway user ``uid`` (rlimits mode run as root)."""
+    how, what = plan or drop_plan()
+    if how == "refuse":
+        raise CodeSandboxRootError(
+            f"{FLAG}=rlimits runs as root here, and model code must not keep root's reach over every process; "
+            f"it runs as a throwaway user, but {what}", field=FLAG, value=RLIMITS, expected=_ROOT_DROP_WHAT_TO_DO)
+    if how == "setpriv":
+        assert _SETPRIV is not None
+        return _setpriv(uid, what, _SETPRIV)
+    # no setpriv: su-free dropping through a tiny exec wrapper run by this interpreter as root
+    return (sys.executable, "-I", "-S", "-c", _DROP_AND_EXEC, str(uid))
+
+
+# sets the groups, gid and uid (in that order, so none can be regained), then execs the rest of argv
+_DROP_AND_EXEC = ("import os, sys\nuid = int(sys.argv[1])\nos.setgroups([])\nos.setresgid(uid, uid, uid)\n"
+                  "os.setresuid(uid, uid, uid)\nos.execv(sys.argv[2], sys.argv[2:])\n")
+
+
+def _kill_user(uid: int) -> None:
+    """Every process of a throwaway user, also those that left the session: ``kill(-1, SIGKILL)`` sent as that
+    user reaches exactly its processes."""
+    try:
+        subprocess.run([*root_drop(uid), sys.executable, "-I", "-S", "-c",
+                        "import os, signal; os.kill(-1, signal.SIGKILL)"], env={}, cwd="/", stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, close_fds=True)
+    except (OSError, subprocess.SubprocessError, CodeSandboxRootError):
+        pass
 
 
 def start(argv: Sequence[str], mode: str, jail: Jail, env: Mapping[str, str]) -> Sandboxed:

@@ -14,7 +14,7 @@ from promptweave.evaluate import os_sandbox
 
 def runs_code(task: Any) -> bool:
     """An agent task (its Python session) or a task whose evaluator runs the answers."""
-    if getattr(task, "mode", None) == "agent" and (getattr(task, "settings", None) or {}).get("refused") is None:
+    if getattr(task, "mode", None) == "agent" and task.refused is None:
         return True
     ev = getattr(task, "evaluation", None)
     return ev is not None and "code" in ev.needs

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataError, UnsupportedError
-from promptweave.evaluate.code_exec import CellResult, PythonSession, SessionLimits, require_code_exec
+from promptweave.evaluate.python_session import CellResult, PythonSession, SessionLimits, require_code_exec
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn
 
 # -- the reference's prompt text (prompt data: what the model is sent must match the reference's byte for byte) --
@@ -402,10 +402,9 @@ class AgentInferencer:
         template, an observation taking the SYSTEM role where the template's rounds have one, else HUMAN's."""
         from promptweave.engine.builder import render_prompt
 
-        if getattr(self.model, "kind", None) == "api":
+        if self.model.kind == "api":  # the prompt side of the model (engine.spec.ModelSpec), not its backend
             return [{"role": t.role, "prompt": t.prompt} for t in prompt.items if isinstance(t, Turn)]
-        meta = getattr(self.model, "meta", None)
-        rounds = getattr(meta, "round_index", None) or {}
+        rounds = self.model.meta.round_index if self.model.meta is not None else {}
         if "SYSTEM" not in rounds:
             depth, items = 0, []
             for it in prompt.items:
@@ -490,11 +489,11 @@ def mark_refused(tasks: Sequence[Any], allow_code_exec: bool) -> None:
     if allow_code_exec:
         return
     for t in tasks:
-        if getattr(t, "mode", None) == "agent" and t.settings.get("refused") is None:
+        if getattr(t, "mode", None) == "agent" and t.refused is None:
             try:
                 require_code_exec(False, field=t.settings.get("where") or "infer_cfg.inferencer", value=t.settings.get("infer_mode"))
             except CodeExecutionError as exc:
-                t.settings["refused"] = exc
+                t.refused = exc
 
 
 # -- the agent's definition in a model config (OpenCompass's CodeAgent / LagentAgent) -------------------------------

@@ -42,6 +42,8 @@ def require_backend(mcfg: Any, *, task: str, file: str | None, where: str) -> No
     from promptweave.compat.models import MODEL_TYPES, type_name
     from promptweave.extras import require
 
+    if cfg_get(mcfg, "_lint_stand_in"):  # lint's own stand-in for a dataset-only file: never loaded, needs nothing
+        return
     name = type_name(cfg_get(mcfg, "type"))
     mt = MODEL_TYPES.get(name)
     if mt is not None:
@@ -203,7 +205,7 @@ class Form:
             except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks still run, this one fails with it
                 tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
                                   make_model=lambda mcfg=mcfg: p.make_model(mcfg),
-                                  records=[], mode=self.name, evaluation=evaluation, settings={"refused": exc}))
+                                  records=[], mode=self.name, evaluation=evaluation, refused=exc))
                 continue
             params = self.params(mcfg, p.settings)
             tasks.append(self.model_task(p, j, mspec, params, evaluation, extra))

@@ -130,3 +130,19 @@ class ResponseCache:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def stored_answers(path: str | Path) -> int:
+    """How many answers a work dir's cache holds (0 when it has none or cannot be read): what a rerun keeps."""
+    p = Path(path)
+    if not p.is_file() or p.is_symlink():
+        return 0
+    try:
+        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+    return int(row[0]) if row and isinstance(row[0], int) else 0

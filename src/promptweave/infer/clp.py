@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError
+from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.records import RecordLike
@@ -23,9 +24,9 @@ class CLPResult:
 
 def choice_token_ids(model: Any, choices: Sequence[str]) -> list[int]:
     """The token id of each choice (its last token, as the reference takes it)."""
-    tok = getattr(model, "tokenizer", None)
-    if tok is None:
-        raise ModelError("CLP needs a local model with a tokenizer", field="model", value=getattr(model, "name", None))
+    if not capabilities_of(model).local_lm:
+        raise ModelError("CLP needs a local model with a tokenizer", field="model", value=backend_identity_name(model))
+    tok = model.tokenizer
     ids = []
     for c in choices:
         enc = tok(c, add_special_tokens=False)["input_ids"]

@@ -8,7 +8,8 @@ from promptweave.infer.cache import ResponseCache, request_key
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
 from promptweave.infer.score_values import compact, usable
-from promptweave.models.base import GenerationParams
+from promptweave.models.base import (GenerationParams, backend_batch_size, backend_identity, backend_identity_name,
+                                     backend_name, capabilities_of)
 
 
 def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, Any]:
@@ -18,25 +19,22 @@ def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, 
     ``cache`` under that fingerprint: a rerun reads it back instead of loading the tokenizer (and torch).
     """
     memo = None
-    fingerprint = getattr(type(model), "identity_fingerprint", None)
-    if hasattr(cache, "recall") and fingerprint is not None:
+    if isinstance(cache, ResponseCache) and capabilities_of(model).identity_memo:
         fp = model.identity_fingerprint()
-        memo = request_key({"fingerprint": fp}, "identity", [getattr(model, "name", None), type(model).__name__]) \
-            if fp else None
-        got = cache.recall(memo) if memo else None  # type: ignore[union-attr]
-        if isinstance(got, dict) and got.get("name") == getattr(model, "name", None) and "backend" in got:
+        name = backend_identity_name(model)
+        memo = request_key({"fingerprint": fp}, "identity", [name, type(model).__name__]) if fp else None
+        got = cache.recall(memo) if memo else None
+        if isinstance(got, dict) and got.get("name") == name and "backend" in got:
             return got
-    ident = dict(model.identity()) if hasattr(model, "identity") else {}
-    ident.setdefault("name", getattr(model, "name", None))
-    ident.setdefault("class", type(model).__name__)
-    if memo is not None:
-        cache.remember(memo, ident)  # type: ignore[union-attr]
+    ident = backend_identity(model)
+    if memo is not None and isinstance(cache, ResponseCache):
+        cache.remember(memo, ident)
     return ident
 
 
 def is_remote(model: Any) -> bool:
     """Remote (HTTP) backends send concurrently through ``run_batch``; local ones in batches."""
-    return hasattr(model, "run_batch")
+    return capabilities_of(model).remote
 
 
 _REMOTE_KIND = {"generate": "complete", "chat": "chat", "score": "score"}
@@ -61,7 +59,7 @@ class CachedCaller:
         self.cache = cache
         self.progress = progress or (lambda n: None)
         self.identity = model_identity(model, cache)
-        self.name = str(getattr(model, "name", type(model).__name__))
+        self.name = backend_name(model)
         self.sent = 0
         self.failed = 0
 
@@ -117,7 +115,7 @@ class CachedCaller:
                                  field="model", value=self.name)
             items = [requests[i] if kind == "chat" else _as_text(requests[i]) for i in todo]
             remote_kind = _REMOTE_KIND[kind]
-            if kind == "generate" and getattr(self.model, "endpoint", "completions") == "chat":
+            if kind == "generate" and capabilities_of(self.model).chat_endpoint:
                 remote_kind = "chat"  # a chat-only server gets a text prompt as one user message
             def failed(j: int, exc: Exception) -> None:
                 fault = RowFailure.of(exc)
@@ -127,7 +125,7 @@ class CachedCaller:
                 self.progress(len(by_key[keys[todo[j]]]))
 
             deliver: dict[str, Any] = {"on_result": lambda j, v: store([todo[j]], [v])}
-            if getattr(self.model, "batches_results", False):  # api hook: answers that arrive together, one write
+            if capabilities_of(self.model).result_bursts:  # answers that arrive together, stored in one write
                 deliver = {"on_results": lambda pairs: store([todo[j] for j, _ in pairs], [v for _, v in pairs])}
             self.model.run_batch(remote_kind, items, params, on_error=failed if self.row_errors else None,
                                  **deliver)
@@ -142,8 +140,9 @@ class CachedCaller:
     def _call_local(self, kind: str, requests: Sequence[Any], params: GenerationParams | None, todo: list[int],
                     groups: Sequence[Sequence[int]] | None, store: Callable[..., None]) -> None:
         model = self.model
-        bs = max(1, int(getattr(model, "batch_size", 8)))
-        if hasattr(model, "plan_calls"):  # perf: the model forms its batches by token length (models/hf.py)
+        bs = backend_batch_size(model)
+        caps = capabilities_of(model)
+        if caps.planned_batches:  # the model forms its batches by token length (models/hf.py)
             self._call_planned(kind, requests, params, todo, groups, store)
             return
         if kind == "score" and groups is not None:
@@ -154,7 +153,7 @@ class CachedCaller:
                 if not idx:
                     continue
                 pending.difference_update(idx)
-                if not hasattr(model, "token_logprobs_groups"):
+                if not caps.grouped_scores:
                     store(idx, model.token_logprobs([requests[i] for i in idx], shared_prefix=True))
                     continue
                 batch.append(idx)

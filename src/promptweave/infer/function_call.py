@@ -29,7 +29,7 @@ from typing import Any
 from promptweave.errors import DataError, UnsupportedError
 from promptweave.infer.cache import ResponseCache, request_key
 from promptweave.infer.failure import RowFailure
-from promptweave.models.base import GenerationParams
+from promptweave.models.base import GenerationParams, backend_name, capabilities_of
 
 # BFCL's parameter type names -> OpenAPI (JSON schema) types; unknown names become strings, as in BFCL
 BFCL_TO_OPENAPI: Mapping[str, str] = {
@@ -230,9 +230,9 @@ def infer_function_calls(model: Any, rows: Mapping[int, Mapping[str, Any]], para
     """Each row's request and its prediction (or a :class:`RowFailure`); answers are cached by request."""
     from promptweave.infer.dispatch import model_identity
 
-    if not hasattr(model, "run_batch"):
+    if not capabilities_of(model).tool_calls:
         raise UnsupportedError("function calling needs an API model with tool calling", field="model",
-                               value=getattr(model, "name", type(model).__name__))
+                               value=backend_name(model))
     progress = progress or (lambda n: None)
     ident = model_identity(model)
     requests = {k: tool_request(row, where=f"test[{k}]", file=file) for k, row in rows.items()}
@@ -242,7 +242,7 @@ def infer_function_calls(model: Any, rows: Mapping[int, Mapping[str, Any]], para
     if replies:
         progress(len(replies))
     todo = [k for k in requests if k not in replies]
-    name = str(getattr(model, "name", type(model).__name__))
+    name = backend_name(model)
 
     def done(j: int, value: Any) -> None:
         k = todo[j]

@@ -107,7 +107,7 @@ def _score_one(model: Any, text: str) -> tuple[list[float], list[str]]:
     """Per-position cross-entropy (tokens 2..n) and the decoded tokens 2..n of ``text``."""
     torch = model.torch
     kw: dict[str, Any] = {"add_special_tokens": True}
-    if getattr(model, "max_seq_len", None):
+    if model.max_seq_len:
         kw.update(truncation=True, max_length=int(model.max_seq_len))
     tok = model.tokenizer
     side = getattr(tok, "truncation_side", None)
@@ -121,10 +121,10 @@ def _score_one(model: Any, text: str) -> tuple[list[float], list[str]]:
     if len(ids) < 2:
         return [], []
     t = torch.tensor([ids], dtype=torch.long)
-    logits = model._forward(t, torch.ones_like(t)).logits[0, :-1].float()
+    logits = model.forward(t, torch.ones_like(t)).logits[0, :-1].float()
     target = t[0, 1:].to(logits.device)
     loss = torch.nn.functional.cross_entropy(logits, target, reduction="none")
-    pad = getattr(model, "pad_id", None)
+    pad = model.pad_id
     if pad is not None:  # the reference ignores the pad id as a target, wherever it occurs
         loss = loss.masked_fill(target == pad, 0.0)
     pieces = [tok.decode([i]) for i in ids[1:]]
@@ -136,13 +136,13 @@ def infer_inference_ppl(model: Any, records: Sequence[RecordLike], labels: Mappi
                         progress: Callable[[int], None] | None = None) -> list[InferencePPLResult]:
     require_local_lm(model, WHO)
     caller = CachedCaller(model, cache, progress)
-    sep_len = sep_len_for(str(getattr(model, "path", "")))
+    sep_len = sep_len_for(str(model.path))
     todo = []
     for r in records:
         text = prompt_text(r.rendered, WHO)
         label = labels.get(r.index)
         chars = labelled_chars(label, where=f"test[{r.index}].label")
-        request = {"text": text, "label": label, "sep_len": sep_len, "max_seq_len": getattr(model, "max_seq_len", None)}
+        request = {"text": text, "label": label, "sep_len": sep_len, "max_seq_len": model.max_seq_len}
         todo.append((r, text, chars, request, caller.key("inference_ppl", request, None)))
     found = cache.get_many([k for *_, k in todo]) if cache is not None else {}
     out: list[InferencePPLResult] = []

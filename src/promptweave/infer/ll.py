@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import ModelError
+from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.ppl import group_by_row
@@ -36,9 +37,9 @@ def _text(rendered: Any) -> str | None:
 
 def infer_ll(model: Any, records: Sequence[RecordLike], conts: Mapping[int, Any], cache: ResponseCache | None = None,
              progress: Callable[[int], None] | None = None) -> list[LLResult]:
-    if not hasattr(model, "count_tokens"):
+    if not capabilities_of(model).token_counts:
         raise ModelError("LLInferencer needs a model that counts tokens (a local model)", field="model",
-                         value=getattr(model, "name", None))
+                         value=backend_identity_name(model))
     rows = group_by_row(records)
     prompts = [r.rendered for grp in rows for r in grp]
     scores = CachedCaller(model, cache, progress).call("score", prompts, None)

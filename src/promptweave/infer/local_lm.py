@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from promptweave.errors import ModelError, UnsupportedError
+from promptweave.models.base import backend_name, capabilities_of
 
 CORPUS_FORMS = {"inference_ppl": "InferencePPLOnlyInferencer", "sw_ce_loss": "SWCELossInferencer"}
 
@@ -32,9 +33,9 @@ def check_local_lm(mode: str, mcfg: Any, *, file: str | None, where: str) -> Non
 
 def require_local_lm(model: Any, who: str) -> None:
     """Run time: the backend object must expose the tokenizer and the torch model."""
-    if not (hasattr(model, "tokenizer") and hasattr(model, "model") and hasattr(model, "torch")):
+    if not capabilities_of(model).local_lm:
         raise ModelError(f"{who} needs a local transformers model (tokenizer and logits)",
-                         field="model", value=str(getattr(model, "name", type(model).__name__)),
+                         field="model", value=backend_name(model),
                          expected="a transformers model type such as HuggingFaceBaseModel")
 
 

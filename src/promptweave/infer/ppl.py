@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError
+from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.failure import RowFailure, first_failure
@@ -115,9 +116,9 @@ def infer_ppl(model: Any, records: Sequence[RecordLike], cache: ResponseCache | 
 def _normalizing(model: Any, recs: list, normalizing_str: str) -> tuple[list[int], list[str], int]:
     """What ``normalizing_str`` scoring needs, checked before any call: each record's context length in
     tokens, each answer after ``normalizing_str``, and that string's own length."""
-    if not hasattr(model, "count_tokens"):
+    if not capabilities_of(model).token_counts:
         raise ModelError("normalizing_str needs a model that counts tokens (a local model)", field="model",
-                         value=getattr(model, "name", None))
+                         value=backend_identity_name(model))
     ctx_len: list[int] = []
     norm_prompts: list[str] = []
     for r in recs:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import ConfigError, DataError
+from promptweave.models.base import backend_batch_size
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.local_lm import prompt_text, require_local_lm
@@ -101,12 +102,12 @@ def infer_sw_ce_loss(model: Any, records: Iterable[Any], block_size: int, stride
     todo = [i for i, v in enumerate(losses) if v is None]
     if len(wins) - len(todo):
         caller.progress(len(wins) - len(todo))
-    bs = max(1, int(getattr(model, "batch_size", 1)))
+    bs = backend_batch_size(model, default=1)
     for s in range(0, len(todo), bs):
         chunk = todo[s:s + bs]
         batch = torch.tensor([stream[wins[i].begin:wins[i].begin + block_size + 1] for i in chunk], dtype=torch.long)
         inputs = batch[:, :block_size]
-        logits = model._forward(inputs, torch.ones_like(inputs)).logits.float()
+        logits = model.forward(inputs, torch.ones_like(inputs)).logits.float()
         targets = batch[:, 1:].to(logits.device)
         ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
                                                reduction="none").view(len(chunk), block_size).cpu()

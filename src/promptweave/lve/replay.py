@@ -9,13 +9,14 @@ from typing import Any, Iterator, Sequence
 from promptweave.errors import LVEError
 from promptweave.lve.model import LVETest, Message, Role
 from promptweave.lve.runner import RunResult, execute, prepare
-from promptweave.models.base import GenerationParams
+from promptweave.models.base import Backend, GenerationParams
 
 
-class ScriptedChatModel:
+class ScriptedChatModel(Backend):
     """A chat model that answers with a fixed list of replies, in order, and records every
     conversation it is sent. Used to replay recorded responses (and as the stand-in model in
-    conformance checks and tests)."""
+    conformance checks and tests). A chat-only sibling of ``models.scripted.ScriptedModel``, the reference
+    backend: it keeps LVE's error when the recording runs out."""
 
     def __init__(self, replies: Sequence[str], name: str = "scripted") -> None:
         self.replies = list(replies)

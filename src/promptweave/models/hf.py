@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, Union
 
 from promptweave.errors import ModelError, PromptweaveWarning
-from promptweave.models.base import GenerationParams
+from promptweave.models.base import Capabilities, GenerationParams
 from promptweave.models.length_batches import batching_note, length_batches
 
 Segment = Union[str, list]
@@ -124,6 +124,9 @@ class HFModel:
     use of them, the weights on the first call that is not cached, so a fully cached rerun (whose
     identity the response cache remembers, see ``identity_fingerprint``) never imports them.
     """
+
+    capabilities = Capabilities(planned_batches=True, grouped_scores=True, token_counts=True, next_token=True,
+                                local_lm=True, identity_memo=True)
 
     def __init__(
         self,
@@ -530,6 +533,10 @@ class HFModel:
         return self.generate([[self._chat_ids(conv)] for conv in conversations], params)
 
     # -- scoring -------------------------------------------------------------------
+    def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+        """The model's outputs (``.logits``) for a batch of token ids, without gradients (a local_lm capability)."""
+        return self._forward(input_ids, attention_mask)
+
     def _forward(self, input_ids: Any, attention_mask: Any, past: Any = None) -> Any:
         self.stats.forward_calls += 1
         self.stats.forward_tokens += int(input_ids.numel())

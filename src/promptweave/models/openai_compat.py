@@ -28,9 +28,9 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
-from promptweave.errors import ModelError
+from promptweave.errors import EndpointDownError, ModelError
 from promptweave.models.arrivals import ArrivalLog
-from promptweave.models.base import GenerationParams, Message
+from promptweave.models.base import Capabilities, GenerationParams, Message
 from promptweave.models.reply_limits import ReplyLimits, ReplyTooLarge, inflate, loads
 
 
@@ -74,6 +74,10 @@ class _Malformed(Exception):
 
 
 ROW_LEVEL_STATUS = frozenset({400, 413, 422})
+
+UNREACHABLE_AFTER = 4
+"""Connection attempts failing in a row (refused, unreachable, timed out while connecting) after which a model's
+server is taken to be down: the model's remaining requests fail at once instead of each backing off."""
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -165,6 +169,10 @@ class OpenAICompatModel:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
         self.endpoint = endpoint
+        # an HTTP server: sent concurrently, answers stored as they arrive; a chat-only server takes text prompts
+        # as one user message
+        self.capabilities = Capabilities(remote=True, result_bursts=True, tool_calls=True,
+                                         chat_endpoint=endpoint == "chat")
         if concurrency < 1:
             raise ModelError("concurrency must be at least 1", field="concurrency", value=concurrency)
         self.base_url = _strip_endpoint(base_url)
@@ -186,6 +194,7 @@ class OpenAICompatModel:
         self.revision = revision
         self.stats = RequestStats()
         self._rng = random.Random()
+        self._unreachable = 0  # connection attempts that failed in a row, across workers and batches
 
     # -- capabilities ------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -275,10 +284,22 @@ class OpenAICompatModel:
             except ReplyOversize as exc:  # the same request would get the same flood: not retried
                 raise RetriesExhaustedError(f"{url}: {exc}; the request is not retried", kind="too_large",
                                             attempts=attempt + 1, field="model", value=self.model) from None
+            except (ConnectError, ConnectTimeout) as exc:
+                self._unreachable += 1
+                last = f"{type(exc).__name__}: {exc}"
+                kind = exc.kind
+                if self._unreachable >= UNREACHABLE_AFTER:
+                    raise EndpointDownError(
+                        f"cannot reach {url}: {exc} ({self._unreachable} connection attempts in a row failed); the "
+                        "model's remaining requests are not sent: check that the server is running and that "
+                        "base_url / host_ip and port are right, then rerun the same command",
+                        field="model", value=self.model) from None
             except _TRANSIENT as exc:
+                self._unreachable = 0
                 last = f"{type(exc).__name__}: {exc}"
                 kind = exc.kind
             else:
+                self._unreachable = 0
                 if resp.status_code == 200:
                     try:
                         data = self.decode_reply(resp, path, body)
@@ -372,8 +393,6 @@ class OpenAICompatModel:
         return (scores, offsets) if with_offsets else scores
 
     # -- batch driver ----------------------------------------------------------
-    batches_results = True  # run_batch takes ``on_results`` (infer/dispatch.py stores each burst in one go)
-
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
                   on_result: Callable[[int, Any], None] | None = None,
                   on_error: Callable[[int, ModelError], None] | None = None,

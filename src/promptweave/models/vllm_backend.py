@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ModelError
-from promptweave.models.base import GenerationParams
+from promptweave.models.base import Capabilities, GenerationParams
 from promptweave.models.hf import Rendered, cut_at_stop
 
 
@@ -35,6 +35,8 @@ class VLLMModel:
     run batch goes to vLLM as one call (``plan_calls``), so its scheduler, not ``batch_size``, forms
     the batches.
     """
+
+    capabilities = Capabilities(planned_batches=True, token_counts=True, next_token=True)
 
     def __init__(self, path: str, *, name: str | None = None, max_seq_len: int | None = None,
                  eos_token_id: int | Sequence[int] | None = None, engine_kwargs: dict[str, Any] | None = None,

@@ -19,6 +19,7 @@ from typing import Any
 from promptweave.render.chat import OPENAI_ROLES
 from promptweave.report import svg
 from promptweave.report.compare import changed_rows, score_deltas
+from promptweave.report.paired import compare_tasks
 from promptweave.report.rows import prompt_chars
 from promptweave.report.table import headline, score_table
 from promptweave.report.workdir import WorkDir, iter_predictions, load_workdir
@@ -105,7 +106,7 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
-        table=score_table(wd), runs=[_run_view(wd, index, blobs, charts, scores)],
+        table=score_table(wd), intervals=interval_rows(wd), runs=[_run_view(wd, index, blobs, charts, scores)],
         spread=spread_section(wd.path) + perf_section(wd.path),
         css=_asset("report.css"), js=_asset("report.js"),
         index_json=_script_json({"mode": "single", "runs": [{"tasks": index}], "wire_roles": dict(OPENAI_ROLES)}),
@@ -121,18 +122,53 @@ def build_compare(a: str | Path, b: str | Path, *, title: str | None = None) -> 
         heads = headline(wd)
         scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads], title="headline scores")
         runs.append(_run_view(wd, index, blobs, charts, scores))
-    deltas = score_deltas(wa, wb)
+    deltas = with_tests(score_deltas(wa, wb), *compare_tasks(wa, wb))
     changes = changed_rows(wa, wb)
     blob = _blob(changes)
     return _template().render(
         title=title or f"promptweave compare · {wa.path.name} vs {wb.path.name}", mode="compare",
         generated=_now(), table=None, runs=runs, css=_asset("report.css"), js=_asset("report.js"),
-        deltas=deltas, changes_blob=blob,
+        deltas=deltas, changes_blob=blob, intervals=[],
         index_json=_script_json({"mode": "compare", "runs": [{"tasks": r["index"]} for r in runs],
                                  "changes": [{"model": c["model"], "dataset": c["dataset"], "n": len(c["changed"]),
                                               "unchanged": c["unchanged"], "unmatched": c["unmatched"],
                                               "truncated": c["truncated"], "counts": c["counts"]}
                                              for c in changes], "wire_roles": dict(OPENAI_ROLES)}))
+
+
+def interval_rows(wd: WorkDir) -> list[dict]:
+    """Each score with its 95% interval and the method, as the results files give them."""
+    out = []
+    for t in wd.tasks:
+        ci = t.result.get("metrics_ci95") if isinstance(t.result, dict) else None
+        how = t.result.get("ci_method") if isinstance(t.result, dict) else None
+        if not isinstance(ci, dict):
+            continue
+        for metric, value in t.metrics.items():
+            bounds = ci.get(metric)
+            if (isinstance(bounds, list) and len(bounds) == 2
+                    and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)):
+                out.append({"dataset": t.dataset, "model": t.model, "metric": metric, "score": value,
+                            "lo": float(bounds[0]), "hi": float(bounds[1]), "n": t.result.get("n"),
+                            "method": str(how.get(metric, "")) if isinstance(how, dict) else ""})
+    return out
+
+
+def with_tests(deltas: list[dict], paired: list[dict], note: str | None) -> list[dict]:
+    """The score deltas with each paired test beside its row; paired by dataset across model abbrs, the paired
+    entries are the rows (the per-abbr ones would all be "absent")."""
+    if note:
+        return [{"dataset": e["dataset"], "model": f"{e['model_a']} → {e['model_b']}", "metric": e["metric"],
+                 "a": e["a"], "b": e["b"], "delta": e["delta"], "a_status": "done", "b_status": "done", **_test(e)}
+                for e in paired]
+    by_key = {(e["dataset"], e["model_a"], e["metric"]): e for e in paired}
+    return [{**d, **_test(by_key.get((d["dataset"], d["model"], d["metric"])))} for d in deltas]
+
+
+def _test(e: dict | None) -> dict:
+    if e is None or e.get("p_value") is None:
+        return {"ci95": None, "p_value": None, "p_holm": None, "significant": None, "n": e["n"] if e else None}
+    return {k: e[k] for k in ("ci95", "p_value", "p_holm", "significant", "n")}
 
 
 def _run_view(wd: WorkDir, index: list, blobs: list, charts: list, scores: str) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import ReportError
+from promptweave.report.leaderboard import leaderboard_html
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:.5em 0}
@@ -91,6 +92,7 @@ def spread_section(workdir: str | Path, *, link_prefix: str = "") -> str:
         for p in per:
             out.append(f"<tr><td>{p['variant']}</td><td>{escape(' > '.join(p['ranking']))}</td></tr>")
         out.append("</table>")
+    out.append(leaderboard_html(data.get("robustness")))
     if data.get("search"):
         out.append("<h3>Search for the extreme formats</h3><table><tr><th>dataset × model</th><th>best</th>"
                    "<th>worst</th><th>calls used / budget</th><th>stopped</th></tr>")

@@ -72,7 +72,7 @@ def _prompts(task: Any) -> tuple[list | None, bool]:
     call generates text (a scored prompt, or CLP's next-token choice, generates none)."""
     from promptweave.work.task import LazyRecords
 
-    if task.settings.get("refused") is not None:
+    if task.refused is not None:
         return [], False
     # the builder's own chunks when it has them (a search's variant records are read one by one below)
     if isinstance(task.records, LazyRecords) and getattr(task.records, "chunks", None) is not None:
@@ -146,7 +146,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
         if prompts is not None:
             tokens = sum(count(p) for p in prompts) if count is not None else \
                 sum(-(-text_chars(p) // CHARS_PER_TOKEN) for p in prompts)
-        refused = t.settings.get("refused") is not None
+        refused = t.refused is not None
         params = getattr(t, "params", None)
         est = TaskEstimate(t.dataset, t.model_name, 0 if refused else t.calls, tokens, count is not None,
                            getattr(params, "max_out_len", None) if generates else 0)

@@ -12,14 +12,23 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import PromptweaveError, PromptweaveWarning, RunError
+from promptweave.errors import PromptweaveError, PromptweaveWarning, RowsFailedWarning, RunError
+from promptweave.evaluate.intervals import score_intervals
 from promptweave.forms.registry import form_for
 from promptweave.infer import ResponseCache
 from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
 from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
-from promptweave.work.output import failure_summary, jsonl, predictions_path, results_path, write_atomic
+from promptweave.work.output import (
+    causes_text,
+    failure_causes,
+    failure_summary,
+    jsonl,
+    predictions_path,
+    results_path,
+    write_atomic,
+)
 from promptweave.work.task import Task, TaskOutcome
 from promptweave.run.truncation import cut_warning, run_owns_the_warning
 from promptweave.run.usage import TokenTally, measure_rows
@@ -30,8 +39,8 @@ CACHE_FILE = "cache.sqlite"
 def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
           progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
     """Prediction rows of one batch of records (a failed request's row carries ``error`` instead of an answer)."""
-    if task.settings.get("refused") is not None:  # refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     run_owns_the_warning(model)
     form = form_for(task.mode)
     if form.columnar and task.golds is not None and isinstance(records, RecordChunk) and records.columnar:
@@ -174,6 +183,20 @@ def _task_error(task: Task, workdir: Path, exc: PromptweaveError, ppath: Path, j
     return outcome
 
 
+def _verdicts(ppath: Path) -> Iterator[dict[str, Any]]:
+    """Each prediction row's verdict and what groups it (conversation, turn), read back from the final file."""
+    if not ppath.is_file():
+        return
+    with open(ppath, encoding="utf-8") as f:
+        for line in f:
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                yield {k: row[k] for k in ("correct", "index", "turn_id", "turn") if k in row}
+
+
 def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, ppath: Path, on_row_error: str,
                sent: int, cut: int, task_rows: int | None = None) -> TaskOutcome:
     """The scored task's outcome and results file (failed rows counted and reported per ``on_row_error``)."""
@@ -183,24 +206,28 @@ def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, pp
     outcome.failed_conversations = len(extra.get("failed_conversations") or [])
     outcome.failed_rows = int(extra.get("failed_rows") or 0)
     outcome.sent = sent
-    status = "done"
-    if outcome.failed_rows and on_row_error == "fail":
+    outcome.causes = list(extra.get("row_error_causes") or [])
+    status = "partial" if outcome.failed_rows or outcome.failed_conversations else "done"
+    if outcome.failed_rows and (on_row_error == "fail" or outcome.failed_rows >= n_rows):
         status = "failed"
-        outcome.error = (f"{outcome.failed_rows} row(s) failed ({', '.join(f'{k}: {n}' for k, n in extra['row_errors'].items())}); "
-                         "their errors are in the predictions; rerun the same command to retry only them")
+        every = "every row" if outcome.failed_rows >= n_rows else f"{outcome.failed_rows} row(s)"
+        outcome.error = (f"{every} failed: {causes_text(outcome.causes)}; the errors are in the predictions; rerun "
+                         "the same command to retry only them")
+    intervals = score_intervals(outcome.metrics, list(_verdicts(ppath)))
+    outcome.ci95 = intervals.ci95
     result = {"dataset": task.dataset, "model": task.model_name, "mode": task.mode, "status": status,
-              "rows": n_rows, **extra, "predictions": str(ppath)}
+              "rows": n_rows, **extra, **intervals.fields(), "predictions": str(ppath)}
     if outcome.error:
         result["error"] = outcome.error
     if outcome.failed_conversations:
         warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_conversations} conversation(s) ended "
                       "early on a failed request (recorded in the predictions); rerun the same command to retry "
                       "them", PromptweaveWarning, stacklevel=3)
-    if outcome.failed_rows and on_row_error != "fail":
+    if outcome.failed_rows and status == "partial":
         how = "scored as wrong" if on_row_error == "wrong" else "left out of the metrics"
-        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how} "
-                      "(errors in the predictions); rerun the same command to retry only them",
-                      PromptweaveWarning, stacklevel=3)
+        warnings.warn(f"{task.model_name} · {task.dataset}: {outcome.failed_rows} row(s) failed and were {how}: "
+                      f"{causes_text(outcome.causes)}; rerun the same command to retry only them",
+                      RowsFailedWarning, stacklevel=3)
     if "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn): the model's count
         result["truncated_prompts"] = cut
         cut_warning(task, cut, n_rows, None)
@@ -221,8 +248,8 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
     got = form_for(task.mode).infer_rows(task, model, cache, progress)
     if got is not None:  # a form that gives its rows (and what scoring needs) at once
         return got
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     out: list[dict[str, Any]] = []
     for batch in batches(task.records, rows_per_batch):
         out.extend(_rows(task, batch, model, cache, progress))
@@ -316,8 +343,8 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
 
     A scoring failure fails the task but keeps its (unscored) predictions.
     """
-    if task.settings.get("refused") is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
-        raise task.settings["refused"]
+    if task.refused is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
+        raise task.refused
     state = _Journal(journal)
     state.open()
     try:
@@ -366,7 +393,8 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     if scoring_error is not None:
         raise _ScoringFailed(scoring_error)
     if errors:
-        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors))
+        extra.update(failed_rows=len(errors), on_row_error=on_row_error, row_errors=failure_summary(errors),
+                     row_error_causes=failure_causes(errors))
     extra["truncated_prompts"] = state.cut  # on every run, cached or not: counted from the rows
     extra["tokens"] = state.tokens.result()
     cut_warning(task, state.cut, len(golds), state.cut_example)
@@ -420,7 +448,7 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
         bars = {id(t): bar.add_task(f"{t.model_name} · {t.dataset}", total=t.calls) for t in tasks}
         for name, group in order.items():
             try:  # a model whose every task was refused at plan time is never loaded: each fails with its reason
-                refused = all(t.settings.get("refused") is not None for t in group)
+                refused = all(t.refused is not None for t in group)
                 model = None if refused else group[0].make_model()
             except PromptweaveError as exc:
                 for t in group:  # each task says why it has no predictions
@@ -439,22 +467,25 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
 
 
 def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:
-    """A rich table of dataset × model results."""
+    """A rich table of dataset × model results (a task whose every row failed shows no score)."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="promptweave results")
-    for col in ("dataset", "model", "mode", "rows", "metric", "score", "status"):
-        table.add_column(col, overflow="fold" if col == "metric" else "ellipsis")  # metric names stay whole
+    for col in ("dataset", "model", "mode", "rows", "metric", "score", "95% CI", "status"):
+        table.add_column(col, overflow="fold" if col in ("metric", "status") else "ellipsis")  # names and causes stay whole
     for o in outcomes:
         if o.ok:
             status = "done"
             if o.failed_conversations:
                 status = f"[yellow]partial[/yellow]: {o.failed_conversations} conversation(s) failed"
             elif o.failed_rows:
-                status = f"[yellow]partial[/yellow]: {o.failed_rows} row(s) failed"
+                status = f"[yellow]partial[/yellow]: {o.failed_rows} row(s) failed: {escape(causes_text(o.causes))}"
             for metric, value in (o.metrics.items() or [("-", None)]):
+                ci = o.ci95.get(metric)
                 table.add_row(o.dataset, o.model, o.mode, str(o.rows), metric,
-                              "-" if value is None else f"{value:.2f}", status)
+                              "-" if value is None else f"{value:.2f}",
+                              f"{ci[0]:.2f} – {ci[1]:.2f}" if ci else "-", status)
         else:
-            table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", "[red]failed[/red] (see below)")
+            table.add_row(o.dataset, o.model, o.mode, str(o.rows), "-", "-", "-", "[red]failed[/red] (see below)")
     return table

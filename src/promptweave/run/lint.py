@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.compat.models import CHAT_TEMPLATE_META
+from promptweave.errors import warning_text
+from promptweave.run.options import RunOptions
 
 # the API stand-in uses the meta template OpenCompass gives its chat models (``...withChatTemplate``): the reference's
 # chat-era dataset configs put SYSTEM turns inside rounds, which such a template places
@@ -121,23 +123,31 @@ def _form(raw: dict, file: str, i: int) -> Any:
 
 
 def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, limit: int | None = None,
-              datasets: Sequence[str] | None = None, models: Sequence[str] | None = None) -> LintReport:
-    """Plan every dataset × model of one config file as ``run`` would, without calling a model."""
-    from promptweave.config.select import select
+              datasets: Sequence[str] | None = None, models: Sequence[str] | None = None,
+              options: RunOptions | None = None) -> LintReport:
+    """Plan every dataset × model of one config file as ``run`` would, without calling a model.
+
+    ``options`` (``lint``'s flags, the ones ``run`` has) replace ``trust``, ``limit``, ``datasets`` and ``models``
+    and set the env policy first, as ``run`` does; without them the policy in force is kept.
+    """
     from promptweave.errors import PromptweaveError
+    from promptweave.run.pipeline import apply_policy, select_run
     from promptweave.run.plan import plan_config
 
+    policy = options is not None
+    if options is None:
+        options = RunOptions(trust_config=trust, limit=limit, datasets=None if datasets is None else list(datasets),
+                             models=None if models is None else list(models))
+    trust, limit = options.trust_config, options.limit
     path = Path(path)
     report = LintReport(str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            if policy:
+                apply_policy(options)  # the user's env allow-list, before any read
             cfg, dataset_file = load_for_lint(path, trust=trust)
-            ds_ids = select(cfg.dataset_abbrs(), datasets, "dataset", cfg)
-            model_ids = select(cfg.model_abbrs(), models, "model", cfg)
-            from promptweave.models.factory import check_api_keys
-
-            check_api_keys(cfg, model_ids, ds_ids)  # the env rule on API keys, as run checks it
+            ds_ids, model_ids = select_run(cfg, options)  # run's selection and its env rule on API keys
         except PromptweaveError as exc:
             report.add(exc)
             return report
@@ -174,8 +184,8 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     tasks = plan_config(cfg, limit=limit, allow_code=trust, datasets=[i], models=[j],
                                         load_data=not no_data, opened=opened, token_counter=_no_stand_in_tokenizer)
                     for t in tasks:
-                        if t.settings.get("refused") is not None:
-                            raise t.settings["refused"]
+                        if t.refused is not None:
+                            raise t.refused
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
                     report.add(exc, prefix=f"{pair}: ")
@@ -200,7 +210,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                     report.lines.append(f"ok: {pair}: {count} prompts from {rows} rows in {took:.2f}s")
     seen: dict[str, None] = {}
     for w in caught:
-        seen.setdefault(str(w.message), None)
+        seen.setdefault(warning_text(w.message), None)
     report.warnings = list(seen)
     return report
 

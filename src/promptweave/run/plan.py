@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Sequence
 
+from promptweave.engine.prompt_variants import PROMPT_VARIANTS, check_prompt_variants
 from promptweave.errors import PromptweaveError, PromptweaveWarning
 from promptweave.models.factory import build_model, check_local_settings, load_token_counter
 from promptweave.work.records import Counters, prompt_budget  # noqa: F401 - prompt_budget: public here too
@@ -150,9 +151,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             continue
         ds = opened.get(i)
         if ds is None:
-            if cfg.datasets[i].get("prompt_variants") is not None:  # spread hook: user-written variants are templates
-                from promptweave.spread.variants import check_prompt_variants
-
+            if cfg.datasets[i].get(PROMPT_VARIANTS) is not None:  # user-written variants must build as templates
                 check_prompt_variants(cfg.datasets[i], file=file, where=f"datasets[{i}]")
             ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
             opened[i] = ds

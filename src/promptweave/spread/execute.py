@@ -187,7 +187,7 @@ def figures(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[str,
     from promptweave.models.factory import model_name
     from promptweave.run.execute import predictions_path, results_path
     from promptweave.run.task import Task
-    from promptweave.spread.stats import rankings, summarize
+    from promptweave.spread.stats import rankings, robustness, summarize
 
     cfg, workdir = req.config, Path(req.workdir)
     out: dict[str, Any] = {"config": str(cfg.path), "seed": req.seed, "n": req.n, "limit": req.limit,
@@ -219,6 +219,8 @@ def figures(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[str,
             by_model[m] = scores
             out["figures"].append({"dataset": ds, "model": m, "metric": metric_name, "points": points, **summary})
         out["rankings"].append({"dataset": ds, **rankings(by_model)})
+        if len(by_model) > 1:
+            out.setdefault("robustness", []).append({"dataset": ds, **robustness(by_model, seed=req.seed)})
     return out
 
 

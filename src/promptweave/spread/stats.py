@@ -5,7 +5,9 @@
 * a bootstrap 95% interval of the mean over variants (percentile bootstrap, variants resampled);
 * PSS, ProSA's PromptSensiScore (Zhuo et al. 2024): for each instance, the mean absolute difference of its
   result over all pairs of variants; then the mean over instances;
-* each variant's ranking of the models, and how often the top model differs from variant 0's.
+* each variant's ranking of the models, and how often the top model differs from variant 0's;
+* whether a ranking survives the format (:func:`robustness`): a leaderboard by mean score across variants with
+  intervals, and each pair's paired difference per variant (wins, mean and worst-case gap).
 """
 from __future__ import annotations
 
@@ -109,4 +111,41 @@ def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
             "top_models": sorted({t for t in tops if t is not None})}
 
 
-__all__ = ["bootstrap_ci", "pair_mean_abs_diff", "pss", "rankings", "std", "summarize"]
+def robustness(scores: Mapping[str, Sequence[float | None]], *, seed: int = 0) -> dict[str, Any]:
+    """Whether a ranking of models survives the format: a leaderboard by mean score across the variants all models
+    scored, and for each pair of models their paired difference per variant.
+
+    ``leaderboard``: models best first by mean over the shared variants, each with the bootstrap 95% interval of
+    that mean; ``format_dependent`` marks a model whose place some variant changes. ``pairs``: for each pair
+    (leader first), the variants where each wins or they tie, the mean and worst-case gap (leader − other; a
+    negative worst case is a variant where the other model wins), and ``holds`` (the leader wins every variant).
+    ``ranking_holds``: one order under every variant.
+    """
+    models = list(scores)
+    n = max((len(v) for v in scores.values()), default=0)
+    shared = [k for k in range(n) if all(k < len(scores[m]) and scores[m][k] is not None for m in models)]
+    if len(models) < 2 or not shared:
+        return {"shared_variants": len(shared), "leaderboard": [], "pairs": [], "ranking_holds": None}
+    vals = {m: [float(scores[m][k]) for k in shared] for m in models}  # type: ignore[arg-type]
+    board = sorted(models, key=lambda m: -_mean(vals[m]))  # stable: ties keep the config's order
+    orders = [tuple(sorted(models, key=lambda m, k=i: -vals[m][k])) for i in range(len(shared))]
+    place = {m: i for i, m in enumerate(board)}
+    moved = {m for order in orders for i, m in enumerate(order) if place[m] != i}
+    leaderboard = []
+    for m in board:
+        lo, hi = bootstrap_ci(vals[m], seed=seed)
+        leaderboard.append({"model": m, "mean": _mean(vals[m]), "ci95": [lo, hi], "min": min(vals[m]),
+                            "max": max(vals[m]), "format_dependent": m in moved})
+    pairs = []
+    for i, a in enumerate(board):
+        for b in board[i + 1:]:
+            gaps = [x - y for x, y in zip(vals[a], vals[b], strict=True)]
+            pairs.append({"leader": a, "other": b, "variants": len(gaps),
+                          "leader_wins": sum(1 for g in gaps if g > 0), "other_wins": sum(1 for g in gaps if g < 0),
+                          "ties": sum(1 for g in gaps if g == 0), "mean_gap": _mean(gaps), "worst_gap": min(gaps),
+                          "holds": all(g > 0 for g in gaps)})
+    return {"shared_variants": len(shared), "leaderboard": leaderboard, "pairs": pairs,
+            "ranking_holds": len(set(orders)) == 1 and all(p["holds"] for p in pairs)}
+
+
+__all__ = ["bootstrap_ci", "pair_mean_abs_diff", "pss", "rankings", "robustness", "std", "summarize"]

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from promptweave.errors import ConfigError, PromptweaveWarning, TemplateError
+from promptweave.engine.prompt_variants import PROMPT_VARIANTS, check_prompt_variants, prompt_variants, templates_of
+from promptweave.errors import ConfigError, PromptweaveWarning
 from promptweave.spread.grammar import Format, apply_template, sample_formats
 
-PROMPT_VARIANTS = "prompt_variants"
 MAX_VARIANTS = 1000
 _MAX_MISSES = 2000  # draws in a row that render like earlier ones: the grammar is taken as exhausted
 _PLAIN_TYPES = ("PromptTemplate",)
@@ -42,13 +42,6 @@ def _type_name(tcfg: Mapping[str, Any]) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def _templates(raw: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    infer = raw.get("infer_cfg")
-    if not isinstance(infer, Mapping):
-        return {}
-    return {name: infer[name] for name in ("prompt_template", "ice_template") if isinstance(infer.get(name), Mapping)}
-
-
 def _protected(templates: Mapping[str, Mapping[str, Any]]) -> list[str]:
     toks: list[str] = []
     for t in templates.values():
@@ -72,42 +65,6 @@ def _key(templates: Mapping[str, Any]) -> str:
     return json.dumps(templates, sort_keys=True, default=repr, ensure_ascii=False)
 
 
-def prompt_variants(raw: Mapping[str, Any], *, file: str | None = None, where: str = "dataset") -> list[Any]:
-    """The dataset's ``prompt_variants`` (each in the shape of its prompt template's ``template``), checked."""
-    got = raw.get(PROMPT_VARIANTS)
-    if got is None:
-        return []
-    if not isinstance(got, (list, tuple)) or not got:
-        raise ConfigError("prompt_variants must be a non-empty list of templates", file=file,
-                          field=f"{where}.{PROMPT_VARIANTS}", value=got,
-                          expected="[template, ...], each shaped like infer_cfg.prompt_template.template")
-    templates = _templates(raw)
-    name = "prompt_template" if "prompt_template" in templates else "ice_template"
-    if name not in templates:
-        raise ConfigError("prompt_variants replace the prompt template's text, and this dataset has none",
-                          file=file, field=f"{where}.{PROMPT_VARIANTS}",
-                          expected="infer_cfg.prompt_template=dict(type=PromptTemplate, template=...)")
-    from promptweave.engine.spec import build_template
-
-    base = build_template(templates[name], file=file, field_path=f"{where}.infer_cfg.{name}")
-    want = base.placeholder_names() if base is not None and hasattr(base, "placeholder_names") else None
-    for j, tpl in enumerate(got):
-        field_path = f"{where}.{PROMPT_VARIANTS}[{j}]"
-        built = build_template({**templates[name], "template": tpl}, file=file, field_path=field_path)
-        names = built.placeholder_names() if built is not None and hasattr(built, "placeholder_names") else None
-        if want is not None and names is not None and not names <= want | {""}:
-            extra = sorted(names - want)
-            raise TemplateError("a prompt variant names a column the dataset's template does not use", file=file,
-                                field=field_path, value=extra[0],
-                                expected="placeholders of the prompt template: " + ", ".join(sorted(want)))
-    return list(got)
-
-
-def check_prompt_variants(raw: Mapping[str, Any], *, file: str | None = None, where: str = "dataset") -> None:
-    """Lint's check of a dataset's ``prompt_variants``: each builds as a template and names only known columns."""
-    prompt_variants(raw, file=file, where=where)
-
-
 def dataset_variants(raw: Mapping[str, Any], n: int, seed: int = 0, *, file: str | None = None,
                      where: str = "dataset") -> list[Variant]:
     """Up to ``n`` variants of one dataset config entry (fewer, with a warning, if the template has fewer
@@ -116,7 +73,7 @@ def dataset_variants(raw: Mapping[str, Any], n: int, seed: int = 0, *, file: str
         raise ConfigError("the number of variants is out of range", field="-n", value=n,
                           expected=f"1 to {MAX_VARIANTS}")
     out = [Variant(0, "the config's template as written", "config", None, raw)]
-    templates = _templates(raw)
+    templates = templates_of(raw)
     seen = {_key({k: t.get("template") for k, t in templates.items()})}
     name = "prompt_template" if "prompt_template" in templates else "ice_template"
     for j, tpl in enumerate(prompt_variants(raw, file=file, where=where)):

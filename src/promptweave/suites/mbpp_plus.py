@@ -15,7 +15,9 @@ type and length and within ``atol + 1e-7 × |expected|`` element-wise. EvalPlus'
 tasks compare as sets, some only check the result is not None, four have their own oracle.
 
 Both the reference solution and the answer run only in the code sandbox (``evaluate/code_exec.py``, with
-``--allow-code-exec``): one sandbox per answer and test set. The problems come from the test rows when
+``--allow-code-exec``), in two sandboxes per answer and test set: the checker and the reference solution in one,
+the answer in the other, which only answers the calls relayed to it (its outputs are compared where no model code
+runs). The problems come from the test rows when
 they carry the tests (``base_input``...), else from EvalPlus's own data file (``MbppPlus-<version>.jsonl``), found
 where evalplus keeps it: ``$MBPP_OVERRIDE_PATH``, then the evalplus cache folder (``$XDG_CACHE_HOME/evalplus`` or
 ``~/.cache/evalplus``). Nothing is downloaded.
@@ -30,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.errors import CodeExecutionError, DataNotFoundError, PromptweaveWarning
-from promptweave.evaluate import code_exec
-from promptweave.evaluate.code_exec import Limits, mbpp_answer, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_exec import Limits, require_flag, run_many, sandbox_of
+from promptweave.evaluate.code_relay import RelayJob
 from promptweave.evaluate.context import Scores
 from promptweave.evaluate.evaluators import check_lengths
+from promptweave.suites.code import mbpp
+from promptweave.suites.code.mbpp import mbpp_answer
 
 MIN_TIME_LIMIT = 0.2  # OpenCompass's min_time_limit for evalplus
 TIME_LIMIT_FACTOR = 4.0  # gt_time_limit_factor
@@ -41,8 +45,9 @@ _PROBLEM_KEYS = ("prompt", "canonical_solution", "entry_point", "base_input", "p
 
 # The checker run inside the sandbox (after the runner's limits are set). It reads the problem and the answer from
 # the JSON literal below, computes the expected outputs with the reference solution, then runs the answer on each
-# input under its time limit. A wrong or failing input makes the run end in AssertionError ("fail"); running out of
-# the overall time budget ends in _Deadline ("timeout").
+# input under its time limit (``_pw_check``, given the answer's entry point: a stand-in whose calls the judge relays
+# to the answer's own sandbox). A wrong or failing input makes the run end in AssertionError ("fail"); running out
+# of the overall time budget ends in _Deadline ("timeout").
 _CHECKER = r'''
 import copy as _copy, json as _json, math as _math, signal as _signal, time as _time
 _job = _json.loads(__PW_JOB__)
@@ -174,40 +179,29 @@ def _matches(out, exp, inp, atol):
         ok = bool(exact)
     return ok, atol
 
-_ns = {}
-_failed = []
-try:
-    _alarm(_left(), _Deadline)
-    try:
-        exec(compile(_job["solution"], "<solution>", "exec"), _ns)
-    finally:
-        _disarm()
-    _fn = _ns[_entry]
-except _Deadline:
-    raise
-except BaseException:
-    raise AssertionError("the answer does not define " + _entry)
-_atol = _job["atol"]
-for _i, (_inp, _exp) in enumerate(zip(_inputs, _expected)):
-    _room = _left()
-    try:
-        if _room < _limits[_i]:
-            _alarm(_room, _Deadline)
-        else:
-            _alarm(_limits[_i], _InputTimeout)
+def _pw_check(_fn):
+    _failed = []
+    _atol = _job["atol"]
+    for _i, (_inp, _exp) in enumerate(zip(_inputs, _expected)):
+        _room = _left()
         try:
-            _out = _fn(*_copy.deepcopy(_inp))
-        finally:
-            _disarm()
-        _ok, _atol = _matches(_out, _exp, _inp, _atol)
-    except _Deadline:
-        raise
-    except BaseException:
-        _ok = False
-    if not _ok:
-        _failed.append(_i)
-if _failed:
-    raise AssertionError(_failed[:1])
+            if _room < _limits[_i]:
+                _alarm(_room, _Deadline)
+            else:
+                _alarm(_limits[_i], _InputTimeout)
+            try:
+                _out = _fn(*_copy.deepcopy(_inp))
+            finally:
+                _disarm()
+            _ok, _atol = _matches(_out, _exp, _inp, _atol)
+        except _Deadline:
+            raise
+        except BaseException:
+            _ok = False
+        if not _ok:
+            _failed.append(_i)
+    if _failed:
+        raise AssertionError(_failed[:1])
 '''
 
 # EvalPlus's MBPP+ argument conversions by task number (see _convert in the checker)
@@ -319,13 +313,18 @@ class MBPPPlusEvaluator:
                          "MBPP_OVERRIDE_PATH=<MbppPlus jsonl>; promptweave downloads nothing")
         return {**load_problems(path), **problems}
 
-    def _job(self, problem: Mapping[str, Any], key: str, solution: str, which: str) -> tuple[str, str]:
-        job = {"entry_point": str(problem["entry_point"]), "number": _number(key),
+    def _job(self, problem: Mapping[str, Any], key: str, solution: str, which: str) -> RelayJob:
+        """The checker runs in a sandbox of its own (the reference solution gives the expected outputs there); each
+        call of the answer is relayed to the answer's sandbox, which can only answer with values."""
+        entry = str(problem["entry_point"])
+        job = {"entry_point": entry, "number": _number(key),
                "inputs": problem[f"{which}_input"], "reference": f"{problem['prompt']}{problem['canonical_solution']}",
-               "solution": solution, "atol": problem.get("atol") or 0, "rules": RULES, "not_none": list(NOT_NONE),
+               "atol": problem.get("atol") or 0, "rules": RULES, "not_none": list(NOT_NONE),
                "set_eq": list(SET_EQ), "min_time": self.min_time_limit, "factor": self.time_limit_factor}
         text = json.dumps(job, ensure_ascii=False, allow_nan=True)
-        return "", _CHECKER.replace("__PW_JOB__", repr(text), 1)
+        checker = _CHECKER.replace("__PW_JOB__", repr(text), 1)
+        # an answer that does not load or does not define the entry point fails its tests, as in the reference
+        return RelayJob(solution, entry, "", checker, check="_pw_check", setup_failure="wrong_answer")
 
     def score(self, predictions, references, ctx=None) -> Scores:
         require_flag(ctx, self.name)
@@ -376,7 +375,7 @@ class MBPPPlusEvaluator:
         return Scores(metrics, correct, details)
 
 
-class MBPPEvaluator(code_exec.MBPPEvaluator):
+class MBPPEvaluator(mbpp.MBPPEvaluator):
     """OpenCompass's ``MBPPEvaluator``: ``metric='MBPP'`` (the row's asserts) or ``'MBPPPlus'`` (EvalPlus)."""
 
     def __new__(cls, metric: str = "MBPP", **kwargs: Any) -> Any:

@@ -47,6 +47,22 @@ def jsonl(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False, default=str) + "\n"
 
 
+def failure_causes(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Failed rows grouped by kind, most frequent first: each kind's count and its first message (one line)."""
+    groups: dict[str, dict[str, Any]] = {}
+    for e in errors:
+        kind = str(e.get("kind", "error"))
+        g = groups.setdefault(kind, {"kind": kind, "count": 0, "first": " ".join(str(e.get("message", "")).split())[:200]})
+        g["count"] += 1
+    return sorted(groups.values(), key=lambda g: -g["count"])
+
+
+def causes_text(causes: list[dict[str, Any]]) -> str:
+    """``connection ×30 (first: ...)`` for each group, as the terminal shows them."""
+    return "; ".join(f"{c['kind']} ×{c['count']} ({c['first']})" if c.get("first") else f"{c['kind']} ×{c['count']}"
+                     for c in causes)
+
+
 def failure_summary(errors: list[dict[str, Any]]) -> dict[str, int]:
     """How many failed rows of each kind."""
     kinds: dict[str, int] = {}

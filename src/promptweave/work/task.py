@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from promptweave.errors import PromptweaveError
 from promptweave.evaluate import Evaluation
 from promptweave.infer.records import RecordChunk, RecordLike
 from promptweave.models.base import GenerationParams
@@ -84,8 +85,11 @@ class Task:
     multiturn: Any = None
     score_per: str = "turn"
     conversation_reduce: str = "all"
-    # what the form needs beyond params, from its dataset_settings (sc_size; each row's 'cont'; a refusal)
+    # what the form needs beyond params, from its dataset_settings (sc_size; each row's 'cont')
     settings: dict = field(default_factory=dict)
+    # why this task cannot run (a ppl form on a chat API, code without --allow-code-exec): raised when it runs,
+    # shown by a dry run and lint; the other tasks of the plan still run
+    refused: PromptweaveError | None = None
 
     @property
     def rows(self) -> int:
@@ -146,6 +150,8 @@ class TaskOutcome:
     predictions_path: str | None = None
     failed_conversations: int = 0
     failed_rows: int = 0
+    ci95: dict = field(default_factory=dict)  # metric -> [lo, hi] (evaluate/intervals.py)
+    causes: list = field(default_factory=list)  # failed rows grouped by kind (work/output.failure_causes)
 
     @property
     def ok(self) -> bool:

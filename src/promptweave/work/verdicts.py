@@ -70,7 +70,7 @@ def check_chat_template(build_mode: str, mcfg: Any, *, file: str | None, where: 
 
 def refused(tasks: Sequence[Any]) -> list[tuple[Any, PromptweaveError]]:
     """The planned tasks that will fail, each with its error (``run --dry-run`` lists them; ``lint`` reports them)."""
-    return [(t, t.settings["refused"]) for t in tasks if t.settings.get("refused") is not None]
+    return [(t, t.refused) for t in tasks if t.refused is not None]
 
 
 def view_pairs(cfg: Any, model_ids: Sequence[int], *, explicit: bool) -> Any:
