@@ -2,13 +2,14 @@
 printing that ``run --mode perf`` shares."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
 from promptweave.cli.app import app
+from promptweave.cli.options import run_options
+from promptweave.run.options import RunOptions
 
 
 def _progress(console: Any, enabled: bool) -> tuple[Any, Callable[[str, int | None], Callable[[int], None] | None]]:
@@ -53,30 +54,39 @@ def show_levels(console: Any, err: Any, levels: list, workdir: Path) -> None:
     console.print(f"perf files in {Path(workdir) / 'performances'}", markup=False)
 
 
-def run_perf_mode(cfg: Any, workdir: Path, datasets: list, models: list, limit: int | None, trust_config: bool,
-                  show_progress: bool, console: Any, err: Any, *, executor: str = "local",
-                  workers: int | None = None, address: str | None = None) -> None:
+def run_perf_mode(config: Path, opts: Any, console: Any, err: Any) -> None:
     """``run --mode perf``: every selected dataset × model at the model's own concurrency and rate."""
+    from promptweave.cli.common import fail, print_warnings
+    from promptweave.errors import PromptweaveError
+    from promptweave.report.perf_page import write_perf_page
     from promptweave.run.lock import workdir_lock
     from promptweave.run.perf import PerfOptions, run_perf
+    from promptweave.run.pipeline import collected_warnings, open_run
 
-    opts = PerfOptions(executor=executor, workers=workers, address=address)
-    bar, start = _progress(console, show_progress and executor == "local")
-    with workdir_lock(workdir):
-        if bar is not None:
-            with bar:
-                levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit,
-                                  allow_code=trust_config, options=opts, progress=start)
-        else:
-            levels = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit, allow_code=trust_config,
-                              options=opts)
-    show_levels(console, err, levels, workdir)
-    from promptweave.report.perf_page import write_perf_page
-
-    console.print(f"page: {write_perf_page(Path(workdir))}", markup=False)
+    noted: list[str] = []
+    perf = PerfOptions(executor=opts.executor, workers=opts.workers, address=opts.address)
+    bar, start = _progress(console, opts.show_progress and opts.executor == "local")
+    try:
+        with collected_warnings(noted):
+            run = open_run(config, opts)
+            with workdir_lock(opts.workdir, wait=opts.wait):
+                kw = dict(datasets=run.datasets, models=run.models, limit=opts.limit, allow_code=opts.trust_config,
+                          options=perf)
+                if bar is not None:
+                    with bar:
+                        levels = run_perf(run.config, opts.workdir, progress=start, **kw)
+                else:
+                    levels = run_perf(run.config, opts.workdir, **kw)
+    except PromptweaveError as exc:
+        print_warnings(err, noted)
+        fail(err, exc)
+    print_warnings(err, noted)
+    show_levels(console, err, levels, opts.workdir)
+    console.print(f"page: {write_perf_page(Path(opts.workdir))}", markup=False)
 
 
 @app.command("perf")
+@run_options("select", "policy")
 def perf_cmd(
     config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json) with an OpenAI-protocol model."),
     workdir: Path = typer.Option(Path("outputs"), "-w", "--work-dir", help="Where performances/ and perf.html go."),
@@ -89,8 +99,6 @@ def perf_cmd(
                                              "start until then (rows are reused), and the last ones finish."),
     synthetic: Optional[str] = typer.Option(None, "--synthetic", help="IN,OUT: synthetic prompts of IN tokens "
                                             "asking for OUT tokens (ignore_eos), instead of the datasets' rows."),
-    dataset: Optional[List[str]] = typer.Option(None, "--dataset", "-d", help="Dataset abbr(s) (default: all)."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model abbr(s) (default: all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the arrival times and synthetic prompts."),
     executor: str = typer.Option("local", "--executor", help="local (one client process) or ray (several client "
                                  "processes as Ray tasks, merged into one timeline; needs promptweave[ray])."),
@@ -98,54 +106,47 @@ def perf_cmd(
                                           "(default: one per 64 streams, at most 8)."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray: join this running cluster (default: a "
                                           "local instance on loopback)."),
-    trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python."),
-    allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
-                                                  "credential-looking environment variable; repeatable."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    *, opts: RunOptions,
 ) -> None:
     """Measure a serving endpoint at several concurrency levels: AISBench's perf files per level and perf.html."""
+    from dataclasses import replace
+
     from rich.console import Console
 
-    from promptweave.cli.common import fail, select
-    from promptweave.config import load_config
+    from promptweave.cli.common import fail, print_warnings
     from promptweave.errors import PerfConfigError, PromptweaveError
     from promptweave.run.lock import workdir_lock
     from promptweave.run.perf import PerfOptions, parse_levels, run_sweep
     from promptweave.run.perf.sweep import parse_synthetic
+    from promptweave.run.pipeline import collected_warnings, open_run
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
+    noted: list[str] = []
     try:
         if requests is not None and duration is not None:
             raise PerfConfigError("give --requests or --duration, not both", field="--duration", value=duration)
-        levels = parse_levels(concurrency)
-        synth = parse_synthetic(synthetic) if synthetic is not None else None
-        from promptweave.sandbox.env import set_policy
-
-        set_policy(allow_env or (), trusted=trust_config)
-        cfg = load_config(config, trust=trust_config)
-        ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-        model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-        from promptweave.models.factory import check_api_keys
-
-        check_api_keys(cfg, model_ids, ds_ids)
         if executor not in ("local", "ray"):
             raise PerfConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
-        opts = PerfOptions(rate=rate, requests=requests, duration=duration, synthetic=synth, seed=seed,
+        levels = parse_levels(concurrency)
+        synth = parse_synthetic(synthetic) if synthetic is not None else None
+        perf = PerfOptions(rate=rate, requests=requests, duration=duration, synthetic=synth, seed=seed,
                            executor=executor, workers=workers, address=address)
         bar, start = _progress(console, not no_progress and executor == "local")
-        with workdir_lock(workdir), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if bar is not None:
-                with bar:
-                    got, page = run_sweep(cfg, workdir, levels, options=opts, datasets=ds_ids, models=model_ids,
-                                          allow_code=trust_config, progress=start)
-            else:
-                got, page = run_sweep(cfg, workdir, levels, options=opts, datasets=ds_ids, models=model_ids,
-                                      allow_code=trust_config)
+        with collected_warnings(noted):
+            run = open_run(config, replace(opts, workdir=workdir))
+            with workdir_lock(workdir):
+                kw = dict(options=perf, datasets=run.datasets, models=run.models, limit=opts.limit,
+                          allow_code=opts.trust_config)
+                if bar is not None:
+                    with bar:
+                        got, page = run_sweep(run.config, workdir, levels, progress=start, **kw)
+                else:
+                    got, page = run_sweep(run.config, workdir, levels, **kw)
     except PromptweaveError as exc:
+        print_warnings(err, noted)
         fail(err, exc)
-    for msg in dict.fromkeys(str(w.message) for w in caught):
-        err.print(f"warning: {msg}", style="yellow", markup=False, soft_wrap=True)
+    print_warnings(err, noted)
     show_levels(console, err, got, workdir)
     console.print(f"page: {page}", markup=False)

@@ -98,7 +98,7 @@ async def generate_load(model: Any, requests: Iterator[PerfRequest], *, concurre
             await asyncio.sleep(0)
 
     async def worker(w: int) -> None:
-        if offsets is None and w and stagger > 0:  # unpaced: the workers start ``stagger`` apart (see below)
+        if offsets is None and w and stagger > 0:  # unpaced: the workers start ``stagger`` apart (docstring)
             await asyncio.sleep(w * stagger)
         while True:
             if stop_at is not None and time.perf_counter() >= stop_at:

@@ -37,12 +37,12 @@ def parse_synthetic(text: str) -> tuple[int, int]:
 
 def run_sweep(cfg: Any, workdir: str | Path, levels: Sequence[int], *, options: PerfOptions = PerfOptions(),
               datasets: Sequence[int] | None = None, models: Sequence[int] | None = None,
-              allow_code: bool = False,
+              limit: int | None = None, allow_code: bool = False,
               progress: Callable[[str, int | None], Callable[[int], None] | None] | None = None,
               ) -> tuple[list[PerfLevel], Path]:
     """Measure each level in order (lowest first) and write the sweep page; returns the levels and its path."""
     from promptweave.report.perf_page import write_perf_page
 
-    got = run_perf(cfg, workdir, datasets=datasets, models=models, allow_code=allow_code,
+    got = run_perf(cfg, workdir, datasets=datasets, models=models, limit=limit, allow_code=allow_code,
                    options=replace(options, stem_level=True), levels=sorted(levels), progress=progress)
     return got, write_perf_page(Path(workdir))
