@@ -110,30 +110,39 @@ def perf_cmd(
     *, opts: RunOptions,
 ) -> None:
     """Measure a serving endpoint at several concurrency levels: AISBench's perf files per level and perf.html."""
-    from dataclasses import replace
-
     from rich.console import Console
+
+    from promptweave.run.perf import PerfOptions
+
+    perf = dict(rate=rate, requests=requests, duration=duration, seed=seed, executor=executor, workers=workers,
+                address=address)
+    sweep(config, opts, workdir, concurrency, synthetic, PerfOptions(**perf), not no_progress,
+          Console(highlight=False), Console(stderr=True, highlight=False))
+
+
+def sweep(config: Path, opts: Any, workdir: Path, concurrency: str, synthetic: str | None, perf: Any,
+          show_progress: bool, console: Any, err: Any) -> None:
+    """``perf``'s work: options checked, the config opened as ``run`` opens it, the levels measured, the page."""
+    from dataclasses import replace
 
     from promptweave.cli.common import fail, print_warnings
     from promptweave.errors import PerfConfigError, PromptweaveError
     from promptweave.run.lock import workdir_lock
-    from promptweave.run.perf import PerfOptions, parse_levels, run_sweep
+    from promptweave.run.perf import parse_levels, run_sweep
     from promptweave.run.perf.sweep import parse_synthetic
     from promptweave.run.pipeline import collected_warnings, open_run
 
-    console = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
     noted: list[str] = []
     try:
-        if requests is not None and duration is not None:
-            raise PerfConfigError("give --requests or --duration, not both", field="--duration", value=duration)
-        if executor not in ("local", "ray"):
-            raise PerfConfigError("unknown executor", field="--executor", value=executor, expected="local or ray")
+        if perf.requests is not None and perf.duration is not None:
+            raise PerfConfigError("give --requests or --duration, not both", field="--duration", value=perf.duration)
+        if perf.executor not in ("local", "ray"):
+            raise PerfConfigError("unknown executor", field="--executor", value=perf.executor,
+                                  expected="local or ray")
         levels = parse_levels(concurrency)
-        synth = parse_synthetic(synthetic) if synthetic is not None else None
-        perf = PerfOptions(rate=rate, requests=requests, duration=duration, synthetic=synth, seed=seed,
-                           executor=executor, workers=workers, address=address)
-        bar, start = _progress(console, not no_progress and executor == "local")
+        if synthetic is not None:
+            perf = replace(perf, synthetic=parse_synthetic(synthetic))
+        bar, start = _progress(console, show_progress and perf.executor == "local")
         with collected_warnings(noted):
             run = open_run(config, replace(opts, workdir=workdir))
             with workdir_lock(workdir):

@@ -12,12 +12,9 @@ from promptweave.run.options import RunOptions
 
 
 @app.command("run")
-@run_options("select", "policy", "execute")
-def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."),
-            mode: str = typer.Option("accuracy", "--mode", help="accuracy (default: answers and scores) or perf "
-                                     "(serving performance: streamed requests at the model's batch_size and "
-                                     "request_rate; AISBench's performances/ files; see also `promptweave perf`)."),
-            *, opts: RunOptions) -> None:
+@run_options("select", "policy", "execute", "mode")
+def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."), *,
+            opts: RunOptions) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
     from rich.console import Console
 
@@ -27,9 +24,7 @@ def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or 
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    if mode not in ("accuracy", "perf"):
-        raise typer.BadParameter(f"{mode!r}: expected accuracy or perf", param_hint="--mode")
-    if mode == "perf" and not opts.dry_run:  # perf hook: serving performance (run/perf/), one library call
+    if opts.mode == "perf" and not opts.dry_run:  # perf hook: serving performance (run/perf/), one library call
         from promptweave.cli.perf import run_perf_mode
 
         return run_perf_mode(config, opts, console, err)

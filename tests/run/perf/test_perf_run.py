@@ -257,3 +257,16 @@ def test_an_openai_compatible_model_with_base_url_is_measured(tmp_path) -> None:
     assert body["stream"] is True and body["messages"][0]["role"] == "user"
     common = json.loads((tmp_path / "w" / "performances" / "oa" / "qa.json").read_text())
     assert common["Total Requests"]["total"] == 5 and common["Max Concurrency"]["total"] == 3
+
+
+def test_an_unknown_mode_is_one_typed_line_and_the_library_call_refuses_perf(tmp_path) -> None:
+    from promptweave.errors import RunOptionsError
+    from promptweave.run.options import RunOptions
+    from promptweave.run.pipeline import evaluate_config
+
+    cfg = write_config(tmp_path, 9)
+    res = invoke("run", str(cfg), "-w", str(tmp_path / "w"), "--mode", "speed")
+    assert res.exit_code == 2 and "[PW180]" in res.output and "--mode" in res.output, res.output
+    with pytest.raises(RunOptionsError) as err:
+        evaluate_config(cfg, RunOptions(workdir=tmp_path / "w", mode="perf"))
+    assert "run_perf" in err.value.message
