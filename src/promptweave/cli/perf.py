@@ -114,10 +114,10 @@ def perf_cmd(
 
     from promptweave.run.perf import PerfOptions
 
-    perf = dict(rate=rate, requests=requests, duration=duration, seed=seed, executor=executor, workers=workers,
-                address=address)
-    sweep(config, opts, workdir, concurrency, synthetic, PerfOptions(**perf), not no_progress,
-          Console(highlight=False), Console(stderr=True, highlight=False))
+    perf = PerfOptions(rate=rate, requests=requests, duration=duration, seed=seed, executor=executor,
+                       workers=workers, address=address)
+    sweep(config, opts, workdir, concurrency, synthetic, perf, not no_progress, Console(highlight=False),
+          Console(stderr=True, highlight=False))
 
 
 def sweep(config: Path, opts: Any, workdir: Path, concurrency: str, synthetic: str | None, perf: Any,
