@@ -408,6 +408,112 @@ def conformance_case(ch: Chooser, folder: Path) -> list[str]:
 KINDS.update({"report": report_case, "tokenizer": tokenizer_case, "conformance": conformance_case})
 
 
+# --------------------------------------------------------------------------- hostile work dirs and caches
+OUTSIDE_MARK = "OUTSIDE-UNTOUCHED"
+SPREAD_MARKUP = ["<meta http-equiv=refresh content='0;url=https://example.invalid'>", "<a href='x'>fake</a>",
+                 "<script>alert(1)</script>", "'><b>", '"><i>', "<svg onload=1>"]
+
+
+def _spread_value(ch: Chooser) -> Any:
+    return ch.choice([ch.choice(SPREAD_MARKUP), ch.value(), float("nan"), float("inf"), 10**400, -1, 2**70, None,
+                      {"k": ch.choice(SPREAD_MARKUP)}, [ch.choice(SPREAD_MARKUP)], True])
+
+
+def _spread_json(ch: Chooser) -> Any:
+    point = {"variant": 0, "score": 50.0, "description": "the config's template as written", "status": "done"}
+    fig = {"dataset": "d", "model": "m", "metric": "accuracy", "points": [point, dict(point, variant=1)],
+           "min": 40.0, "max": 50.0, "spread": 10.0, "mean": 45.0, "std": 5.0, "ci95": [40.0, 50.0], "pss": 0.1,
+           "best": 0, "worst": 1}
+    data: dict[str, Any] = {"config": "c.py", "seed": 0, "n": 2, "figures": [fig],
+                            "rankings": [{"dataset": "d", "top_changes": 0,
+                                          "per_variant": [{"variant": 0, "ranking": ["m", "m2"]}]}],
+                            "search": [{"dataset": "d", "model": "m", "best": 0, "worst": 1, "calls_used": 3,
+                                        "budget": 9, "stopped": "budget", "best_interval": [1, 2]}]}
+    for _ in range(ch.integer(1, 4)):  # values replaced by markup, odd types and numbers, keys removed
+        paths = _paths(data)
+        where = ch.choice(paths) if paths else ()
+        if ch.integer(0, 3) == 0:
+            _set(data, where, None, delete=True)
+        else:
+            _set(data, where, _spread_value(ch))
+    shape = ch.integer(0, 7)
+    if shape == 0:
+        return [data]
+    if shape == 1:
+        return _deep(ch.choice([50, 990, 200_000]))
+    if shape == 2:
+        return {}
+    return data
+
+
+def workdir_case(ch: Chooser, folder: Path) -> list[str]:
+    """``report`` on a work dir written by hand: spread.json of any shape, odd token counts, a cache of odd rows
+    or no database at all, and links planted where the report writes (``report.html.tmp``, a variant folder)
+    and where it reads (``run.json``, results). Files outside hold :data:`OUTSIDE_MARK` and must keep it."""
+    import sqlite3
+
+    work = folder / "w"
+    outside = folder / "outside"
+    (outside / "variant").mkdir(parents=True)
+    for name in ("target.html", "run.json", "result.json", "variant/report.html"):
+        (outside / name).write_text(OUTSIDE_MARK)
+    (work / "results" / "m").mkdir(parents=True)
+    (work / "predictions" / "m").mkdir(parents=True)
+    tokens = {"prompt": ch.choice([10, "lots", float("inf"), None, 10**400]),
+              "output": ch.choice([3, "lots", float("nan"), None, -5, [1]])}
+    result = {"model": "m", "dataset": "d", "mode": "gen", "status": "done", "rows": 1,
+              "metrics": {"accuracy": 50.0}, "tokens": tokens}
+    (work / "results" / "m" / "d.json").write_text(json.dumps(result))
+    usage = {"prompt_tokens": ch.choice([1, "Infinity", float("inf"), "x", None, 10**400]),
+             "completion_tokens": ch.choice([1, float("nan"), {}, None])}
+    row = {"index": 0, "prompt": "p", "prediction": "A", "gold": "A", "correct": True, "usage": usage}
+    (work / "predictions" / "m" / "d.jsonl").write_text(json.dumps(row) + "\n")
+    spread = _spread_json(ch)
+    if ch.integer(0, 2):
+        (work / "spread.json").write_text(spread if isinstance(spread, str) else json.dumps(spread, default=str))
+    cache = ch.integer(0, 4)
+    if cache == 0:
+        (work / "cache.sqlite").write_bytes(b"not a database at all" * 50)
+    elif cache in (1, 2):
+        con = sqlite3.connect(work / "cache.sqlite")
+        if cache == 1:
+            con.execute("CREATE TABLE responses (key TEXT, model TEXT, kind TEXT, request TEXT, response TEXT, "
+                        "created REAL)")
+            con.execute("INSERT INTO responses VALUES ('k', 'm', 'gen', '{}', ?, ?)",
+                        (ch.choice(['{"usage": {"prompt_tokens": 1e999}}', "[[[", '{"usage": "x"}']),
+                         ch.choice([1e300, "yesterday", -1e300, None, 1.0])))
+        else:
+            con.execute("CREATE TABLE other (x)")
+        con.commit()
+        con.close()
+    for _ in range(ch.integer(0, 3)):  # links planted where report writes or reads
+        plant = ch.integer(0, 4)
+        if plant == 0:
+            (work / "report.html.tmp").unlink(missing_ok=True)
+            (work / "report.html.tmp").symlink_to(outside / "target.html")
+        elif plant == 1 and not (work / "variants").exists():
+            (work / "variants").mkdir()
+            (work / "variants" / "1").symlink_to(outside / "variant")
+            (outside / "variant" / "results").mkdir(exist_ok=True)
+        elif plant == 2 and not (work / "run.json").is_symlink():
+            (work / "run.json").symlink_to(outside / "run.json")
+        elif plant == 3 and not (work / "results" / "m" / "x.json").is_symlink():
+            (work / "results" / "m" / "x.json").symlink_to(outside / "result.json")
+        elif plant == 4:
+            (work / "report.html").unlink(missing_ok=True)
+            (work / "report.html").symlink_to(outside / "target.html")
+    return ["report", str(work)]
+
+
+def outside_touched(folder: Path) -> list[str]:
+    """Files outside the work dir of a :func:`workdir_case` that no longer hold their mark."""
+    outside = folder / "outside"
+    return [str(p) for p in outside.rglob("*") if p.is_file() and p.read_text(errors="replace") != OUTSIDE_MARK]
+
+
+KINDS["workdir"] = workdir_case
+
+
 def command_args(argv: list[str], folder: Path) -> list[str]:
     """View / lint as given; ``run`` only plans (``--dry-run``) so no model is needed."""
     if argv[0] == "view":
@@ -459,6 +565,8 @@ def one(ch: Chooser, kind: str) -> tuple[str, list[str], int, str]:
     try:
         argv = command_args(KINDS[kind](ch, folder), folder)
         outcome, code, last = run_case(argv)
+        if outside_touched(folder):
+            outcome = "wrote outside"
         return outcome, argv, code, last
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -483,11 +591,11 @@ def main() -> None:
         outcome, argv, _code, last = one(Chooser(rng), kind)
         counts[outcome] += 1
         per_kind[kind][outcome] += 1
-        if outcome in ("raw traceback", "hang"):
+        if outcome in ("raw traceback", "hang", "wrote outside"):
             bad.append((kind, argv, last))
     took = time.perf_counter() - start
     print(f"{args.cases} cases in {took:.0f}s (seed {args.seed})")
-    for name in ("ok", "typed error", "raw traceback", "hang"):
+    for name in ("ok", "typed error", "raw traceback", "hang", "wrote outside"):
         print(f"  {name:14s} {counts[name]:6d}  ({100.0 * counts[name] / max(args.cases, 1):.1f}%)")
     for kind, c in per_kind.items():
         print(f"  {kind:9s} " + "  ".join(f"{n}: {c[n]}" for n in ("ok", "typed error", "raw traceback", "hang")))

@@ -20,35 +20,57 @@ Build one prompt::
     print(builder.build(0).rendered)
 """
 from promptweave.config import Config, load_config, open_dataset, open_model
+from promptweave.config.model_config import ModelConfig
 from promptweave.data import DatasetSplits, check_loader, load_dataset
 from promptweave.data import locate as locate_data
 from promptweave.engine import DatasetSpec, InferencerConfig, ModelSpec, PromptBuilder, PromptRecord, ReaderConfig
-from promptweave.errors import (ConfigError, DataError, LVEError, MetaTemplateError, ModelError, PromptweaveError,
-                                PromptweaveWarning, RetrieverError, RoleError, TemplateError)
+from promptweave.errors import (
+                                AttackStageError,
+                                ConfigError,
+                                DataError,
+                                LVEError,
+                                MetaTemplateError,
+                                MissingExtraError,
+                                ModelError,
+                                PlaceholderNearMissWarning,
+                                PromptweaveError,
+                                PromptweaveWarning,
+                                ReferenceTextMissingError,
+                                ReferenceUnavailableError,
+                                RetrieverError,
+                                RoleError,
+                                RunError,
+                                TemplateError,
+                                WorkdirLockedError,
+)
 from promptweave.evaluate import EvalContext, Evaluation, Scores, build_evaluation
+from promptweave.evaluate.python_session import PythonSession, SessionLimits
+from promptweave.forms.agent_loop import AgentInferencer, AgentSettings, ReActProtocol
+from promptweave.infer.failure import RowFailure
+from promptweave.infer.records import RecordChunk, columns_of
+from promptweave.models.base import Backend, Capabilities, GenerationParams
+from promptweave.models.scripted import ScriptedModel
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn
 from promptweave.prompt.template import PromptTemplate
 from promptweave.render.chat import render_chat, to_openai_messages
 from promptweave.render.chat_template import render_with_chat_template
 from promptweave.render.meta import MetaTemplate
 from promptweave.render.text import render_text
+from promptweave.run.executors import RunRequest, make_executor
 from promptweave.run.lint import LintReport, lint_file
 from promptweave.run.options import RunOptions
 from promptweave.run.pipeline import RunResult, evaluate_config
 from promptweave.sandbox import Budget, BudgetError, SandboxError  # noqa: I001 - sandbox: safe-mode rules and budgets
-from promptweave.errors import RunError, WorkdirLockedError  # reliability: run errors
-from promptweave.infer.failure import RowFailure  # reliability: a row that failed on its own
-from promptweave.shots import (FixKRetriever, RandomRetriever, Retriever, SlidingKRetriever, ZeroRetriever,
-                               build_retriever)
-from promptweave.run.executors import RunRequest, make_executor  # ray helper: local / ray executors
-from promptweave.errors import ReferenceUnavailableError  # bridge: a reference class read from its source only
-from promptweave.errors import MissingExtraError  # forms: an evaluator's optional package is missing
-from promptweave.errors import PlaceholderNearMissWarning  # forms: {OPTION_A} beside option_A, sent as written
-from promptweave.forms.agent_loop import AgentInferencer, AgentSettings, ReActProtocol  # agent: CIBench's code agent
-from promptweave.evaluate.python_session import PythonSession, SessionLimits  # agent: its sandboxed Python session
-from promptweave.errors import AttackStageError, ReferenceTextMissingError  # search: promptbench / reference texts
-from promptweave.infer.records import RecordChunk, columns_of  # perf: a compiled chunk read by its columns
-from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # spread (issue 25)
+from promptweave.shots import (
+                                FixKRetriever,
+                                RandomRetriever,
+                                Retriever,
+                                SlidingKRetriever,
+                                ZeroRetriever,
+                                build_retriever,
+)
+from promptweave.spread import Format, SpreadRequest, dataset_variants, run_spread, search_extremes  # the format spread
+from promptweave.spread.pipeline import SpreadOptions, SpreadResult, spread_config
 
 __version__ = "0.1.0"
 
@@ -63,7 +85,8 @@ __all__ = [
     "EvalContext", "Evaluation", "Scores", "build_evaluation",
     "render_with_chat_template",
     "lint_file", "LintReport",
-    "evaluate_config", "RunOptions", "RunResult",
+    "evaluate_config", "RunOptions", "RunResult", "spread_config", "SpreadOptions", "SpreadResult",
+    "Backend", "Capabilities", "GenerationParams", "ScriptedModel", "ModelConfig",
     "Budget", "BudgetError", "SandboxError",
     "RunError", "WorkdirLockedError", "RowFailure",
     "Retriever", "ZeroRetriever", "FixKRetriever", "RandomRetriever", "SlidingKRetriever", "build_retriever",

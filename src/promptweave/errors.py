@@ -301,6 +301,27 @@ class ModelConfigError(ConfigError):
     code = "PW181"
 
 
+# -- data roots and secret destinations (safe mode: data stays home, a key reaches only the hosts granted) --
+class DataOutsideRootsError(DataError):
+    """Safe mode refused a data file or folder outside the data roots (the config's folder, ``./data``, the
+    OpenCompass / AISBench / Hugging Face caches) that the user did not name with ``--allow-data PATH``."""
+
+    code = "PW260"
+
+
+class SecretDestinationError(SecretRefusedError):
+    """A granted variable would be sent as a key to a host the grant does not cover (``--allow-env NAME`` covers
+    one host; ``--allow-env NAME@host`` names each)."""
+
+    code = "PW146"
+
+
+class SecretAsTextError(SecretRefusedError):
+    """A variable sent as an API key is also read by the config as a plain value (it could reach a prompt)."""
+
+    code = "PW147"
+
+
 # -- code sandbox: verdicts and the rlimits mode run as root --
 class CodeSandboxRootError(CodeSandboxError):
     """``--code-sandbox=rlimits`` run as root could not drop to a throwaway user, so it refuses to run model code
@@ -328,6 +349,88 @@ class EndpointDownError(ModelError):
     remaining requests are not sent."""
 
     code = "PW470"
+
+
+# -- work dirs and caches as data (links, full disks, hostile files) --
+class NoSpaceError(RunError):
+    """A write into the work dir failed for lack of space; what was finished is kept, so a rerun resumes."""
+
+    code = "PW720"
+
+
+class WorkdirLinkError(RunError):
+    """A path promptweave writes in a work dir is a symbolic link or not a plain file or folder: nothing is
+    written through it."""
+
+    code = "PW721"
+
+
+class CacheUnusableError(RunError):
+    """The work dir's response cache cannot be opened nor set aside."""
+
+    code = "PW722"
+
+
+class PriceError(ConfigError):
+    """A model's ``input_price`` / ``output_price`` is not a finite number ≥ 0."""
+
+    code = "PW723"
+
+
+class WorkdirFileError(ReportError):
+    """A file of a work dir handed to ``report`` cannot be read as data: a link out of the dir, not a regular
+    file, too large, or not the shape promptweave writes."""
+
+    code = "PW820"
+
+
+class SpreadFileError(WorkdirFileError):
+    """A spread work dir's ``spread.json`` is not the shape ``promptweave spread`` writes."""
+
+    code = "PW821"
+
+
+# -- data fetch: Hugging Face hub datasets (data/hub_fetch.py) --
+class HubClientMissingError(DataFetchError):
+    """``data fetch`` needs the ``huggingface_hub`` package to get a hub dataset, and it is not installed."""
+
+    code = "PW272"
+
+
+class HubRepoNotFoundError(DataFetchError):
+    """The hub has no dataset repo by the id a config names (or it is gated or private to this user)."""
+
+    code = "PW273"
+
+
+class HubRevisionNotFoundError(DataFetchError):
+    """The hub dataset repo exists but has no such revision (branch, tag or commit) as the config pins."""
+
+    code = "PW274"
+
+
+class HubNetworkError(DataFetchError):
+    """The hub (``$HF_ENDPOINT``, else huggingface.co) could not be reached, or a transfer from it failed."""
+
+    code = "PW275"
+
+
+# -- AISBench judge stage and the config-key table --
+class JudgeStageError(JudgeError):
+    """A dataset's ``judge_infer_cfg`` (AISBench's judge stage) is malformed or asks for what is not run here."""
+
+    code = "PW650"
+
+
+class UnimplementedKeyError(UnsupportedError):
+    """A config key promptweave knows but does not implement, and which would change what is sent or scored:
+    refused at plan time (``compat/config_keys.py``) rather than ignored."""
+
+    code = "PW195"
+
+
+class UnknownConfigKeyWarning(PromptweaveWarning):
+    """A dataset / model / eval config key that is in no reference's table of keys (a typo, or a newer release's)."""
 
 
 # -- perf mode (run/perf/: serving performance, streamed requests) ---------------------------------------------------

@@ -39,6 +39,7 @@ EXTRAS: dict[str, str] = {
     "vllm": "vllm",
     "presidio_analyzer": "pii",
     "skimage": "cibench",  # CIBench's figure similarity (vis_sim)
+    "langdetect": "ifeval",  # IFEval's language rules (suites/ifeval.py), needed by the rows that use them
 }
 
 # Packages the code imports that no extra installs, each with why: ``tests/test_extras_table.py`` fails when the

@@ -82,7 +82,7 @@ def test_lint_gives_typed_lines_never_a_traceback(mutations, no_data) -> None:
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.output
     for line in res.output.strip().splitlines():
-        assert line.startswith(("ok: ", "error: ", "warning: ", "1 file(s): ")), line
+        assert line.startswith(("ok: ", "error: ", "warning: ", "data: ", "1 file(s): ")), line
         if line.startswith("error: ") and not line.endswith("problem(s)"):
             assert "[PW" in line and "[PW000]" not in line, line  # typed at the source, not the catch-all
 
@@ -114,4 +114,4 @@ def test_lint_of_mutated_python_configs_never_shows_a_traceback(edits) -> None:
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.output
     for line in res.output.strip().splitlines():
-        assert line.startswith(("ok: ", "error: ", "warning: ", "1 file(s): ")), line
+        assert line.startswith(("ok: ", "error: ", "warning: ", "data: ", "1 file(s): ")), line

@@ -20,8 +20,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "promptweave"
 
 def test_the_engine_never_imports_a_suite() -> None:
     found = []
-    for room in ("evaluate", "data", "infer", "run", "forms", "engine", "prompt", "render", "models"):
-        for path in (SRC / room).rglob("*.py"):
+    for path in SRC.rglob("*.py"):
+        if path.relative_to(SRC).parts[0] != "suites":
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])

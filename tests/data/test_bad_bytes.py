@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from promptweave.data import load_dataset
+from promptweave.data.roots import data_policy
 from promptweave.data.sources import read_file
 from promptweave.errors import DataError, PromptweaveError
 
@@ -72,7 +73,10 @@ def test_non_regular_files_are_refused_at_once(tmp_path, kind):
 def test_dev_zero_as_a_dataset_path(tmp_path):
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero here")
-    with pytest.raises(DataError) as err:
+    with pytest.raises(DataError) as err:  # outside the data roots: refused before it is looked at
+        load_dataset({"type": "CustomDataset", "path": "/dev/zero", "reader_cfg": READER}, base_dir=tmp_path)
+    assert err.value.code == "PW260" and "--allow-data /dev/zero" in str(err.value)
+    with data_policy(["/dev/zero"]), pytest.raises(DataError) as err:  # allowed by name: still never opened
         load_dataset({"type": "CustomDataset", "path": "/dev/zero", "reader_cfg": READER}, base_dir=tmp_path)
     assert "/dev/zero" in str(err.value) and "device" in str(err.value)
 

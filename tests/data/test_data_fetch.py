@@ -223,7 +223,7 @@ def test_an_archive_past_the_bounds_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_dataset_without_a_known_archive_is_named(tmp_path: Path, capsys) -> None:
-    assert cli("data", "fetch", config(tmp_path, "my/own_thing"), "--data-root", tmp_path / "r") == 0
+    assert cli("data", "fetch", config(tmp_path, "my/own/thing"), "--data-root", tmp_path / "r") == 0
     assert "not in OpenCompass's download table" in capsys.readouterr().err
 
 

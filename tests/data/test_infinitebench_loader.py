@@ -6,8 +6,8 @@ import json
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.infinitebench import codedebug
 from promptweave.errors import LoaderError
+from promptweave.suites.infinitebench import codedebug
 
 CTX = LoadContext("InfiniteBenchcodedebugDataset")
 

@@ -7,9 +7,10 @@ import os
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.mm_media import videomme, vocalsound
 from promptweave.errors import LoaderError
 from promptweave.prompt.multimodal import split_content
+from promptweave.suites.videomme import videomme
+from promptweave.suites.vocalsound import vocalsound
 
 
 def _wav() -> bytes:  # a real, silent 8 kHz mono WAV header with 4 samples

@@ -8,9 +8,12 @@ import json
 import pytest
 
 from promptweave.data.loaders.base import LoadContext
-from promptweave.data.loaders.mm_tsv import docvqa, infovqa, mmstar, realworldqa
 from promptweave.errors import DataError
 from promptweave.prompt.multimodal import split_content
+from promptweave.suites.docvqa import docvqa
+from promptweave.suites.infovqa import infovqa
+from promptweave.suites.mmstar import mmstar
+from promptweave.suites.realworldqa import realworldqa
 from tests.data.mm_files import png, png_b64, tsv
 
 S, T, IMG = "<AIS_CONTENT_TAG>", "<AIS_TEXT_START>", "<AIS_IMAGE_START>"

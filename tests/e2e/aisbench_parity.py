@@ -187,6 +187,98 @@ CUSTOM_QA = [("[q0] Capital of France?", "Paris", 16), ("[q1] 2+2?", "4", None),
              ("[q3] Opposite of hot?", "cold", 0), ("[q4] First letter?", "A", 16)]
 
 
+# AIME 2025 judged: the candidate's reply ends in a [q1N] marker, which the judge prompt quotes last, so the
+# stand-in gives the judge's verdict for row N from the same table
+AIME = [(f"[q{i}] Find the sum of all bases b > {i} for which 17_b divides 97_b.", str(70 + i)) for i in range(10)]
+
+
+def _aime2025(root: Path) -> None:
+    _jsonl(root / "aime2025" / "aime2025.jsonl", [{"question": q, "answer": a} for q, a in AIME])
+
+
+AIME_REPLIES = {**{i: f"The answer is \\boxed{{{70 + i if i % 3 else 1}}} [q{10 + i}]" for i in range(10)},
+                # verdicts: get_a_or_b reads only the last character
+                10: "B", 11: "A", 12: "A", 13: "B", 14: "A", 15: "A", 16: "B", 17: "The answer is A", 18: "A.",
+                19: "A"}
+
+
+IFEVAL_ROWS = [
+    ("punctuation:no_comma", {}), ("detectable_format:title", {}),
+    ("keywords:existence", {"keywords": ["apple"]}), ("length_constraints:number_words",
+                                                      {"relation": "at least", "num_words": 6}),
+    ("detectable_format:number_bullet_lists", {"num_bullets": 2}), ("startend:end_checker",
+                                                                    {"end_phrase": "Any other questions?"}),
+]
+
+
+def _ifeval(root: Path) -> None:
+    rows = []
+    for i, (iid, kw) in enumerate(IFEVAL_ROWS):
+        full = {"num_words": None, "relation": None, "keywords": None, "num_bullets": None, "end_phrase": None, **kw}
+        rows.append({"key": 1000 + i, "prompt": f"[q{i}] Write about fruit.", "instruction_id_list": [iid],
+                     "kwargs": [full]})
+    _jsonl(root / "ifeval" / "input_data.jsonl", rows)
+
+
+def _siqa(root: Path) -> None:
+    base = root / "siqa"
+    for stem, off in (("train", 90), ("dev", 0)):
+        recs = [{"context": f"[q{off + i}] Tracy went home.", "question": "Why?", "answerA": "to sleep",
+                 "answerB": "to eat dinner", "answerC": "to go to work"} for i in range(6)]
+        _jsonl(base / f"{stem}.jsonl", recs)
+        (base / f"{stem}-labels.lst").write_text("".join(f"{1 + i % 3}\n" for i in range(6)), encoding="utf-8")
+
+
+REALWORLDQA = [("[q0] Which way does the road turn?", "Left"), ("[q1] How many cars are there?", "3"),
+               ("[q2] Is the light red?", "No"), ("[q3] What colour is the sign?", "Blue")]
+
+
+def _realworldqa(root: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = root / "RealworldQA" / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    rows = [{"question": q, "answer": a, "image": {"bytes": png(rgb=(40 * i, 90, 10)), "path": f"{i}.png"}}
+            for i, (q, a) in enumerate(REALWORLDQA)]
+    pq.write_table(pa.Table.from_pylist(rows[:2]), d / "test-00000-of-00002.parquet")
+    pq.write_table(pa.Table.from_pylist(rows[2:]), d / "test-00001-of-00002.parquet")
+
+
+# HLE judged: the candidate's reply carries a [q1N] marker the judge prompt quotes, and the judge answers in the
+# JSON its response_format asks for
+HLE = [(f"[q{i}] What is the {i}th prime?", str([2, 3, 5, 7, 11, 13][i])) for i in range(6)]
+
+
+def _hle_verdict(correct: str, confidence: int) -> str:
+    return json.dumps({"extracted_final_answer": "x", "reasoning": "r", "correct": correct,
+                       "confidence": confidence, "strict": True})
+
+
+HLE_REPLIES = {**{i: f"Explanation: it is.\nAnswer: {i} [q{10 + i}]\nConfidence: 80%" for i in range(6)},
+               10: _hle_verdict("yes", 90), 11: _hle_verdict("no", 70), 12: "not json",
+               13: _hle_verdict("yes", 100), 14: _hle_verdict("no", 20), 15: _hle_verdict("yes", 60)}
+
+
+def _hle(root: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = root / "hle" / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist([{"id": str(i), "question": q, "answer": a, "image": ""}
+                                         for i, (q, a) in enumerate(HLE)]), d / "test-00000-of-00001.parquet")
+
+
+def _longbench_v2(root: Path) -> None:
+    recs = [{"_id": str(i), "domain": "d", "question": f"[q{i}] Which one?", "context": "A long text. " * 20,
+             "answer": "ABCD"[i % 4], "choice_A": "a", "choice_B": "b", "choice_C": "c", "choice_D": "d",
+             "difficulty": ("easy", "hard")[i % 2], "length": ("short", "medium", "long")[i % 3]} for i in range(6)]
+    p = root / "LongBench-v2" / "data.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(recs), encoding="utf-8")
+
+
 def _custom_qa(root: Path) -> None:
     # AISBench's custom loader reads a row's max_tokens as its max_out_len (empty: the model's)
     _jsonl(root / "custom" / "qa.jsonl", [{"question": q, "answer": a, **({} if n is None else {"max_tokens": n})}
@@ -208,6 +300,7 @@ class Case:
     default: str = "I do not know."
     abbrs: list[str] = field(default_factory=list)
     thinking: str | None = None  # a reasoning model's reasoning_content, sent beside every chat reply
+    judged: bool = False  # the datasets' judge_infer_cfg judge model served by the same stand-in
 
     def server(self) -> StubServer:
         """The stand-in server answering this case."""
@@ -227,7 +320,10 @@ class Case:
                 "models[0]['host_ip'] = '127.0.0.1'\n"
                 f"models[0]['host_port'] = {port}\n"
                 "models[0]['model'] = 'served'\n"
-                "models[0]['batch_size'] = 4\n")
+                "models[0]['batch_size'] = 4\n"
+                + ("datasets[0]['judge_infer_cfg']['judge_model']['host_ip'] = '127.0.0.1'\n"
+                   f"datasets[0]['judge_infer_cfg']['judge_model']['host_port'] = {port}\n"
+                   "datasets[0]['judge_infer_cfg']['judge_model']['model'] = 'judge'\n" if self.judged else ""))
 
 
 def _only(var: str, *abbrs: str) -> str:
@@ -298,6 +394,25 @@ CASES = [
     Case("mtbench_stream", "mtbench.mtbench_gen", "mtbench_datasets", _mtbench,
          {0: "Leaves  fall\n softly", 1: "Les feuilles tombent", 2: "4", 3: "12", 4: "E"},
          model="vllm_api_stream_chat_multiturn", abbrs=["mtbench"]),
+    # an LLM-judged config: the candidate's replies sent to the judge (its own prompt, system turn and model
+    # settings), the judge's replies through get_a_or_b and LLMJudgeCorrectEvaluator: <abbr>-judge
+    # AISBench's own rules, native: IFEval's instruction checks, SIQA's nearest candidate by edit distance
+    Case("ifeval", "ifeval.ifeval_0_shot_gen_str", "ifeval_datasets", _ifeval,
+         {0: "No commas here", 1: "<<Fruit>>\nApples", 2: "An Apple a day", 3: "Too short", 4: "* a\n* b",
+          5: "Fruit is good. Any other questions?"}, abbrs=["ifeval"]),
+    Case("siqa", "siqa.siqa_gen_0_shot_chat", "siqa_datasets", _siqa,
+         {0: "A", 1: "B. to eat dinner", 2: "to go to work", 3: "C", 4: "I think to sleep", 5: "none"},
+         abbrs=["siqa"]),
+    Case("realworldqa", "realworldqa.realworldqa_gen_base64", "realworldqa_datasets", _realworldqa,
+         {0: "The road bends.\nANSWER: left", 1: "ANSWER: 4", 2: "answer: no", 3: "It is blue.\nANSWER: Blue"},
+         abbrs=["realworldqa"]),
+    Case("longbench_v2", "longbenchv2.longbenchv2_gen_75fbba", "LongBenchv2_datasets", _longbench_v2,
+         {0: "The correct answer is (A)", 1: "The correct answer is (B)", 2: "(A)", 3: "D", 4: "answer A",
+          5: "The correct answer is (C)"}, abbrs=["LongBenchv2"]),
+    Case("hle_llmjudge", "hle.hle_llmjudge", "hle_datasets", _hle, HLE_REPLIES, abbrs=["hle-judge"],
+         judged=True),
+    Case("aime2025_llmjudge", "aime2025.aime2025_gen_0_shot_llmjudge", "aime2025_datasets", _aime2025,
+         AIME_REPLIES, abbrs=["aime2025-judge"], judged=True),
 ]
 BY_NAME = {c.name: c for c in CASES}
 
@@ -305,7 +420,7 @@ BY_NAME = {c.name: c for c in CASES}
 # -- runs ---------------------------------------------------------------------------------------------------
 
 
-def _setup(case: Case, tmp: Path, port: int) -> tuple[Path, Path]:
+def setup_case(case: Case, tmp: Path, port: int) -> tuple[Path, Path]:
     cache = tmp / "cache"
     case.data(cache / "ais_bench" / "datasets")
     cfg = tmp / f"eval_{case.name}.py"
@@ -329,7 +444,7 @@ def run_promptweave(case: Case, tmp: Path) -> dict[str, Any]:
     from promptweave.cli.app import app
 
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         old = os.environ.get("AIS_BENCH_DATASETS_CACHE")
         os.environ["AIS_BENCH_DATASETS_CACHE"] = str(cache)
         try:
@@ -370,7 +485,7 @@ def run_promptweave_in(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """promptweave (this tree's, ``src`` first on the path) run by ``venv``'s interpreter, as its CLI: the
     environment AISBench users have (ais_bench installed with its dependencies, numpy 1.26, torch CPU)."""
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PYTHONPATH=str(SRC), HF_HUB_OFFLINE="1",
                    HF_DATASETS_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
@@ -393,7 +508,7 @@ def _numeric(metrics: dict) -> dict[str, float]:
 def run_reference(case: Case, tmp: Path, venv: Path) -> dict[str, Any]:
     """AISBench's own CLI on the same config, data and server: its scores and the requests it sent."""
     with case.server() as server:
-        cfg, cache = _setup(case, tmp, server.port)
+        cfg, cache = setup_case(case, tmp, server.port)
         work = tmp / "ref_work"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env.update(AIS_BENCH_DATASETS_CACHE=str(cache), PATH=f"{venv / 'bin'}:{env.get('PATH', '')}",

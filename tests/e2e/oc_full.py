@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+
 def venv() -> Path | None:
     """The full environment, when ``$PROMPTWEAVE_OC_FULL_VENV`` names one: opt-in, as its runs take minutes."""
     if not os.environ.get("PROMPTWEAVE_OC_FULL_VENV"):

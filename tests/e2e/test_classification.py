@@ -11,7 +11,6 @@ from tests.data import layouts
 from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
-
 def _run(tmp_path, module, name, replies):
     with StubServer(answer=by_marker(replies)) as server:
         res, work = run_config(tmp_path, server.url, module, name)

@@ -14,6 +14,7 @@ import json
 import pytest
 from openai_stub import StubServer
 
+from tests.codebox import CODE_EXEC
 from tests.e2e.test_extras_at_plan_time import _promptweave
 
 ROWS = [{"question": f"[q{i}] {i}+{i}?", "answer": str(2 * i)} for i in range(6)]
@@ -113,7 +114,8 @@ def test_cibench_figures_need_scikit_image_at_plan_time(tmp_path):
         refused = _promptweave("skimage", "run", "-w", str(tmp_path / "work"), "--no-progress", str(cfg),
                                cwd=tmp_path)
         _figure_notebook(folder, with_figure=False)
-        plain = _promptweave("skimage", "lint", str(cfg), cwd=tmp_path)
+        # lint makes run's checks: the agent runs the model's code, so it lints with the flag run needs
+        plain = _promptweave("skimage", "lint", *CODE_EXEC, str(cfg), cwd=tmp_path)
         assert server.total_received == 0
     text = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "[PW640]" in text and "Traceback" not in text, text

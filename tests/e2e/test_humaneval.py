@@ -3,9 +3,9 @@ humaneval_postprocess_v2, each program run in the code sandbox (``--allow-code-e
 from __future__ import annotations
 
 import pytest
-from tests.codebox import CODE_EXEC
 from openai_stub import StubServer
 
+from tests.codebox import CODE_EXEC
 from tests.data import layouts
 from tests.e2e.harness import by_marker, missing_eval_names, result, run_config
 

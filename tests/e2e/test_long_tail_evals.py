@@ -6,7 +6,6 @@ import json
 
 import pytest
 from openai_stub import StubServer
-
 from typer.testing import CliRunner
 
 from promptweave.cli.app import app

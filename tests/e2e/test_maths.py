@@ -15,7 +15,6 @@ from tests.e2e.harness import (
 )
 
 
-
 def _needs(*names: str, post: tuple[str, ...] = ()) -> None:
     missing = missing_eval_names(names, post)
     if missing:

@@ -4,9 +4,9 @@ server; the figure checked against the verdicts computed in-process in tests/eva
 from __future__ import annotations
 
 import pytest
-from tests.codebox import CODE_EXEC
 from openai_stub import StubServer
 
+from tests.codebox import CODE_EXEC
 from tests.data import layouts
 from tests.e2e.harness import by_marker, predictions, result, run_config
 from tests.evaluate.mbpp_plus_data import ANSWERS, PROBLEMS, expected_pass_at_1, expected_status, write_evalplus_file

@@ -8,7 +8,6 @@ from tests.data import layouts
 from tests.e2e.harness import by_marker, predictions, result, run_config
 
 
-
 def _accuracy(gold: list[str], said: list[str]) -> float:
     return 100 * sum(g == s for g, s in zip(gold, said)) / len(gold)
 

@@ -8,7 +8,6 @@ from openai_stub import StubServer
 from tests.e2e.harness import by_marker, missing_eval_names, result, run_config
 
 
-
 def _tsv(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{q}\t{a!r}\n" for q, a in rows), encoding="utf-8")

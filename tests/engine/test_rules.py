@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from promptweave.errors import MetaTemplateError, RoleError, TemplateError, PromptweaveWarning
+from promptweave.errors import MetaTemplateError, PromptweaveWarning, RoleError, TemplateError
 from tests.helpers import API_META, CHATML, both_paths, make_builder
 
 ROWS = [{"question": "2+2?", "answer": "4"}, {"question": "3+3?", "answer": "6"}, {"question": "1+1?", "answer": "2"}]

@@ -10,9 +10,10 @@ from promptweave.compat.origin import lookup, module_of
 from promptweave.data.loaders import loader_name
 from promptweave.evaluate import build_evaluation
 from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.postprocess import bbh_freeform_postprocess as oc_bbh_freeform
 from promptweave.sandbox.refs import RefName
 from promptweave.suites import aisbench as ais
+from promptweave.suites import bbh, humaneval
+from promptweave.suites.bbh import bbh_freeform_postprocess as oc_bbh_freeform
 
 AIS_DATASETS = "ais_bench.benchmark.datasets"
 OC_DATASETS = "opencompass.datasets"
@@ -24,8 +25,8 @@ def _evaluation(name: str, module: str, **eval_cfg):
 
 def test_the_import_module_picks_the_rules():
     assert isinstance(_evaluation("BBHEvaluator", AIS_DATASETS).evaluator, ais.BBHEvaluator)
-    assert isinstance(_evaluation("BBHEvaluator", OC_DATASETS).evaluator, ev.BBHEvaluator)
-    assert isinstance(_evaluation("BBHEvaluator", "").evaluator, ev.BBHEvaluator)  # a bare name: OpenCompass's
+    assert isinstance(_evaluation("BBHEvaluator", OC_DATASETS).evaluator, bbh.BBHEvaluator)
+    assert isinstance(_evaluation("BBHEvaluator", "").evaluator, bbh.BBHEvaluator)  # a bare name: OpenCompass's
     # AISBench's two MATHEvaluators: openicl's is math-verify, datasets' the MATH string rules
     assert isinstance(_evaluation("MATHEvaluator", "ais_bench.benchmark.openicl.icl_evaluator").evaluator,
                       ais.MATHVerifyEvaluator)
@@ -122,11 +123,10 @@ HUMANEVAL_REPLIES = ["Here it is:\n```python\n    return x + 1\n```", "```python
 
 
 def test_humaneval_postprocessors_keep_the_indentation_opencompass_strips():
-    from promptweave.evaluate import postprocess as oc
 
     body = HUMANEVAL_REPLIES[0]
     assert ais.humaneval_postprocess_v2(body) == "    return x + 1\n"
-    assert oc.humaneval_postprocess_v2(body) == "return x + 1\n"
+    assert humaneval.humaneval_postprocess_v2(body) == "return x + 1\n"
     assert ais.humaneval_postprocess_v3(HUMANEVAL_REPLIES[3]) == "    return x + 1\n"
     assert ais.humaneval_postprocess_v2(HUMANEVAL_REPLIES[3]) == "  \n    return x + 2\n"
     # chosen by the import: AISBench's humaneval config imports it from ais_bench.benchmark.datasets
@@ -139,9 +139,8 @@ def test_humaneval_postprocessors_keep_the_indentation_opencompass_strips():
 
 
 def test_humaneval_scores_differ_by_origin_on_replies_that_are_the_body():
-    from tests.codebox import CODE_SANDBOX
-
     from promptweave.evaluate import EvalContext
+    from tests.codebox import CODE_SANDBOX
 
     row = {"prompt": "def inc(x):\n    \"\"\"x plus one\"\"\"\n", "test": "def check(f):\n    assert f(1) == 2\n",
            "entry_point": "inc"}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from promptweave.compat.postprocessors import POSTPROCESSORS
 from promptweave.errors import MissingExtraError, PromptweaveWarning
 from promptweave.evaluate import build_evaluation, prepare_tasks
-from promptweave.suites.atlas import atlas_pred_postprocess, fix_json_slash
 from promptweave.evaluate.evaluators import Evaluator
+from promptweave.suites.atlas import atlas_pred_postprocess, fix_json_slash
 
 
 def test_atlas_blocks_in_order_of_preference() -> None:

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from promptweave.errors import EvaluationError
-from promptweave.suites.bfcl.scoring import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator
 from promptweave.evaluate.context import EvalContext
+from promptweave.suites.bfcl.scoring import BFCLRelevanceEvaluator, BFCLSingleTurnEvaluator
 
 F = [{"name": "add", "parameters": {"type": "dict", "required": ["a", "b"], "properties": {
          "a": {"type": "integer"}, "b": {"type": "integer"}, "note": {"type": "string"}}}},

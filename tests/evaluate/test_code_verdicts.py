@@ -312,16 +312,16 @@ def test_a_check_may_use_the_prompts_own_helpers() -> None:
 def test_without_setpriv_root_is_dropped_by_a_wrapper_or_the_run_is_refused() -> None:
     from promptweave.errors import CodeSandboxRootError
 
-    plan = os_sandbox.drop_plan(None)  # as on a machine without util-linux's setpriv
+    plan = os_sandbox.unprivileged_plan(None)  # as on a machine without util-linux's setpriv
     if plan[0] == "exec":  # every user may run this interpreter: a small wrapper drops root, then execs it
-        argv = [*os_sandbox.root_drop(os_sandbox.throwaway_id(), plan), sys.executable, "-I", "-S", "-c",
+        argv = [*os_sandbox.as_throwaway_user(os_sandbox.throwaway_id(), plan), sys.executable, "-I", "-S", "-c",
                 "import os; print(os.getuid(), os.getgid(), len(os.getgroups()))"]
         uid, gid, groups = subprocess.run(argv, capture_output=True, env={}, check=True).stdout.split()
         assert int(uid) >= 2_000_000_000 and int(gid) == int(uid) and groups in (b"0", b"1")
     else:  # this interpreter lies where only root may enter (a pyenv under /root): refused, saying what to do
         assert plan[0] == "refuse"
         with pytest.raises(CodeSandboxRootError) as ei:
-            os_sandbox.root_drop(os_sandbox.throwaway_id(), plan)
+            os_sandbox.as_throwaway_user(os_sandbox.throwaway_id(), plan)
         msg = str(ei.value)
         assert ei.value.code == "PW632" and "setpriv" in msg and "bubblewrap" in msg and "ordinary user" in msg
 

@@ -7,6 +7,7 @@ from promptweave.compat.evaluators import EVALUATORS
 from promptweave.errors import EvaluationError
 from promptweave.evaluate import EvalContext, build_evaluation
 from promptweave.evaluate import evaluators as ev
+from promptweave.suites import babilong, bbh, drop, gsm8k, longbench, mrcr, natural_questions, needlebench, triviaqa
 
 
 def test_acc_compares_as_text_without_stripping() -> None:
@@ -21,14 +22,14 @@ def test_acc_with_details_keeps_prompts() -> None:
 
 
 def test_length_mismatch_and_empty() -> None:
-    for cls in (ev.AccEvaluator, ev.EMEvaluator, ev.Gsm8kEvaluator, ev.TriviaQAEvaluator, ev.BleuEvaluator):
+    for cls in (ev.AccEvaluator, ev.EMEvaluator, gsm8k.Gsm8kEvaluator, triviaqa.TriviaQAEvaluator, ev.BleuEvaluator):
         with pytest.raises(EvaluationError, match="2 predictions but 1 references"):
             cls().score(["a", "b"], ["a"])
-    assert ev.Gsm8kEvaluator().score([], []).metrics == {"accuracy": 0.0}
+    assert gsm8k.Gsm8kEvaluator().score([], []).metrics == {"accuracy": 0.0}
 
 
 def test_gsm8k_numbers() -> None:
-    s = ev.Gsm8kEvaluator().score(["42", "42.0000000001", "NULL", "7"], ["42", "42", "3", "7.5"])
+    s = gsm8k.Gsm8kEvaluator().score(["42", "42.0000000001", "NULL", "7"], ["42", "42", "3", "7.5"])
     # '7' vs '7.5': int('7.5') fails -> wrong, as the reference
     assert s.correct == [True, True, False, False] and s.metrics["accuracy"] == 50.0
 
@@ -45,13 +46,13 @@ def test_math_equivalence() -> None:
 def test_em_triviaqa_nq_bbh() -> None:
     em = ev.EMEvaluator().score(["The Paris.", "Rome"], [["Paris"], ["Milan", "milano"]])
     assert em.correct == [True, False] and em.metrics == {"score": 50.0}
-    tq = ev.TriviaQAEvaluator().score(["I think the answer is Paris, France\nmore"], [["paris"]])
+    tq = triviaqa.TriviaQAEvaluator().score(["I think the answer is Paris, France\nmore"], [["paris"]])
     assert tq.correct == [True] and tq.metrics == {"score": 100.0}
-    nq = ev.NQEvaluator().score(["answer: London"], [["Paris"]])
+    nq = natural_questions.NQEvaluator().score(["answer: London"], [["Paris"]])
     assert nq.correct == [False]
-    bbh = ev.BBHEvaluator().score(["So the answer is **yes**.", "the answer is 1, 2"], ["Yes", "1 2"])
-    assert bbh.correct == [True, False] and bbh.metrics == {"score": 50.0}
-    assert ev.BBHEvaluatorMCQ().score(["(A)"], ["A"]).correct == [False]
+    free = bbh.BBHEvaluator().score(["So the answer is **yes**.", "the answer is 1, 2"], ["Yes", "1 2"])
+    assert free.correct == [True, False] and free.metrics == {"score": 50.0}
+    assert bbh.BBHEvaluatorMCQ().score(["(A)"], ["A"]).correct == [False]
 
 
 def test_circular() -> None:
@@ -71,20 +72,20 @@ def test_circular() -> None:
 
 
 def test_longbench() -> None:
-    f1 = ev.LongBenchF1Evaluator().score(["the cat sat"], [["a cat sat down", "dog"]])
+    f1 = longbench.LongBenchF1Evaluator().score(["the cat sat"], [["a cat sat down", "dog"]])
     # tokens: [cat, sat] vs [cat, sat, down]: p=1, r=2/3 -> f1 = 0.8
     assert f1.metrics["score"] == pytest.approx(80.0)
-    ret = ev.LongBenchRetrievalEvaluator().score(["Paragraph 3 and 4"], [["Paragraph 3"]])
+    ret = longbench.LongBenchRetrievalEvaluator().score(["Paragraph 3 and 4"], [["Paragraph 3"]])
     assert ret.metrics["score"] == pytest.approx(50.0)
-    cls = ev.LongBenchClassificationEvaluator().score(["it is yes"], [{"answers": ["yes"], "all_classes": ["yes", "no"]}])
+    cls = longbench.LongBenchClassificationEvaluator().score(["it is yes"], [{"answers": ["yes"], "all_classes": ["yes", "no"]}])
     assert cls.metrics["score"] == 100.0
-    code = ev.LongBenchCodeSimEvaluator().score(["```\nx = 1\n"], [["x = 1"]])
+    code = longbench.LongBenchCodeSimEvaluator().score(["```\nx = 1\n"], [["x = 1"]])
     assert code.metrics["score"] == 100.0
-    assert ev.LongBenchCountEvaluator().score(["3 3 4"], [[3]]).metrics["score"] == pytest.approx(200 / 3)
+    assert longbench.LongBenchCountEvaluator().score(["3 3 4"], [[3]]).metrics["score"] == pytest.approx(200 / 3)
     with pytest.raises(EvaluationError, match="language"):
-        ev.LongBenchF1Evaluator(language="fr")
+        longbench.LongBenchF1Evaluator(language="fr")
     # ROUGE-L of the `rouge` package: LCS(cat sat) = 2 over 3 reference / 3 prediction words -> F = 2/3
-    rl = ev.LongBenchRougeEvaluator().score(["the cat sat", ""], [["a cat sat", "zzz"], ["x"]])
+    rl = longbench.LongBenchRougeEvaluator().score(["the cat sat", ""], [["a cat sat", "zzz"], ["x"]])
     assert rl.metrics["score"] == pytest.approx(100 * (2 / 3) / 2, abs=1e-4)
 
 
@@ -128,15 +129,15 @@ def test_registry_covers_the_brief() -> None:
 
 
 def test_needlebench_and_babilong() -> None:
-    o = ev.NeedleBenchOriginEvaluator().score(["The key is apple pie", "peach"], ["apple pie*apple", "pear*pear"])
+    o = needlebench.NeedleBenchOriginEvaluator().score(["The key is apple pie", "peach"], ["apple pie*apple", "pear*pear"])
     # row 2: no keyword -> 0.2 * edit similarity of 'peach' to 'pear' (distance 2 of 5 -> 60) = 12
     assert o.metrics["score"] == pytest.approx((100 + 12) / 2)
-    assert ev.NeedleBenchV2OriginEvaluator().score(["nothing"], ["pear*pear"]).metrics["score"] == 0
-    m = ev.NeedleBenchMultiEvaluator().score(["Alpha and beta"], ["x*alpha beta gamma"])
+    assert needlebench.NeedleBenchV2OriginEvaluator().score(["nothing"], ["pear*pear"]).metrics["score"] == 0
+    m = needlebench.NeedleBenchMultiEvaluator().score(["Alpha and beta"], ["x*alpha beta gamma"])
     assert m.metrics["score"] == pytest.approx(200 / 3)
-    p = ev.NeedleBenchParallelEvaluator().score(["a b", "a"], ["a*b#10*50", "a*b#10*50"])
+    p = needlebench.NeedleBenchParallelEvaluator().score(["a b", "a"], ["a*b#10*50", "a*b#10*50"])
     assert p.metrics == {"Depth10": 100.0, "Depth50": 50.0, "average_score": 75.0}
-    b = ev.BabiLongEvaluator().score(["The hallway. Then kitchen", "kitchen <example> hallway"],
+    b = babilong.BabiLongEvaluator().score(["The hallway. Then kitchen", "kitchen <example> hallway"],
                                      [["hallway"], ["hallway"]])
     assert b.metrics == {"score": 50.0} and b.correct == [True, False]
 
@@ -146,16 +147,16 @@ def test_needlebench_v2_is_picked_by_module() -> None:
         __module__ = "opencompass.datasets.needlebench_v2.origin"
 
     e = build_evaluation({"evaluator": {"type": NeedleBenchOriginEvaluator}})
-    assert type(e.evaluator) is ev.NeedleBenchV2OriginEvaluator
+    assert type(e.evaluator) is needlebench.NeedleBenchV2OriginEvaluator
     e = build_evaluation({"evaluator": {"type": "NeedleBenchOriginEvaluator"}})
-    assert type(e.evaluator) is ev.NeedleBenchOriginEvaluator
+    assert type(e.evaluator) is needlebench.NeedleBenchOriginEvaluator
 
 
 def test_acc_drop() -> None:
-    s = ev.AccDropEvaluator().score(["A", "B", "A", "A"], ["A", "A", "A", "A"])
+    s = drop.AccDropEvaluator().score(["A", "B", "A", "A"], ["A", "A", "A", "A"])
     assert s.metrics == {"acc_drop": 0.5, "acc_after": 50.0, "acc_before": 100.0}
     with pytest.raises(EvaluationError, match="even"):
-        ev.AccDropEvaluator().score(["A"], ["A"])
+        drop.AccDropEvaluator().score(["A"], ["A"])
 
 
 def test_agieval_and_mrcr() -> None:
@@ -165,7 +166,7 @@ def test_agieval_and_mrcr() -> None:
     assert parse_math_answer("we get 4 and then 5.5 apples") == "5.5"
     s = AGIEvalEvaluator().score(["thus $\\frac12$", "the answer is 7"], ["\\frac{1}{2}", "8"])
     assert s.correct == [True, False] and s.metrics == {"score": 50.0}
-    m = ev.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
+    m = mrcr.MRCREvaluator().score(["ab: hello", "zz"], ['{"answer": "ab: hello", "prefix": "ab:"}',
                                                        '{"answer": "ab: x", "prefix": "ab:"}'])
     assert m.metrics["score"] == 50.0 and m.correct == [True, False]
 

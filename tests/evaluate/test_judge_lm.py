@@ -303,7 +303,7 @@ def test_empty_evaluator_dict_plans_with_a_warning_and_fails_scoring_typed() -> 
     ("我不确定，也许是霸王别姬", "霸王别姬", "[错误]"), ("推荐《活着》", "[not]霸王别姬", "[正确]"),
     ("推荐《霸王别姬》", "[not]霸王别姬", "[错误]"), ("推荐《活着》", ["霸王别姬", "活着"], "[正确]")])
 def test_charm_memory_rule(pred: str, ref, verdict: str) -> None:
-    from promptweave.evaluate.judge_lm import CharmMemoryEvaluator
+    from promptweave.suites.charm import CharmMemoryEvaluator
 
     s = CharmMemoryEvaluator().score([pred], [ref], EvalContext(rows=[{"input": "q"}]))
     assert s.details[0]["judge"]["output"] == verdict and s.correct == [verdict == "[正确]"] and s.metrics == {}
@@ -333,7 +333,7 @@ def test_numerical_judge_reply_parses_the_first_number(value: float, prefix: str
 @settings(max_examples=80, deadline=None)
 @given(st.text(max_size=20), st.text(min_size=1, max_size=6))
 def test_charm_memory_rule_negation_is_the_complement(pred: str, gold: str) -> None:
-    from promptweave.evaluate.judge_lm import RIGHT, WRONG, charm_memory_verdict
+    from promptweave.suites.charm import RIGHT, WRONG, charm_memory_verdict
 
     plain, negated = charm_memory_verdict(pred, gold), charm_memory_verdict(pred, "[not]" + gold)
     assert {plain, negated} <= {RIGHT, WRONG}

@@ -9,6 +9,7 @@ from promptweave.compat.postprocessors import POSTPROCESSORS
 from promptweave.errors import EvaluationError, RegexTimeoutError
 from promptweave.evaluate import build_evaluation, build_postprocessor
 from promptweave.evaluate import postprocess as pp
+from promptweave.suites import bbh, gsm8k, humaneval, infinitebench, lcsts, mathbench, mgsm, teval, theoremqa
 
 
 @pytest.mark.parametrize("text,want", [
@@ -48,15 +49,15 @@ def test_capitals_options_numbers() -> None:
     assert pp.last_option_postprocess("A or B? B. Final: C", "ABCD") == "C"
     assert pp.last_option_postprocess("none", "ABCD") == ""
     assert pp.first_number_postprocess("x -3.5 y 7") == -3.5
-    assert pp.infinitebench_first_number_postprocess("v 12.5 and 3") == "12.5"
-    assert pp.infinitebench_first_number_postprocess("none") is None
+    assert infinitebench.infinitebench_first_number_postprocess("v 12.5 and 3") == "12.5"
+    assert infinitebench.infinitebench_first_number_postprocess("none") is None
 
 
 def test_gsm8k() -> None:
-    assert pp.gsm8k_dataset_postprocess("She pays 2 + 3 = 5\n#### 1,234") == "1234"
-    assert pp.gsm8k_postprocess("So 3 + 4 = 7. The answer is 7.\n\nQuestion: what is 9?") == "7"
-    assert pp.gsm8k_postprocess("It costs -2.50 dollars") == "-2.50"
-    assert pp.gsm8k_postprocess("no numbers") == "NULL"
+    assert gsm8k.gsm8k_dataset_postprocess("She pays 2 + 3 = 5\n#### 1,234") == "1234"
+    assert gsm8k.gsm8k_postprocess("So 3 + 4 = 7. The answer is 7.\n\nQuestion: what is 9?") == "7"
+    assert gsm8k.gsm8k_postprocess("It costs -2.50 dollars") == "-2.50"
+    assert gsm8k.gsm8k_postprocess("no numbers") == "NULL"
 
 
 def test_math() -> None:
@@ -67,28 +68,28 @@ def test_math() -> None:
 
 
 def test_bbh() -> None:
-    assert pp.bbh_mcq_postprocess("Let's think. So the answer is (B).") == "B"
-    assert pp.bbh_mcq_postprocess("So the answer is C") == "C"
-    assert pp.bbh_freeform_postprocess("So the answer is **Yes**.") == "Yes"
-    assert pp.bbh_freeform_postprocess("the answer is: true, obviously") == "True"
-    assert pp.bbh_freeform_postprocess("The answer is 1, 2") == "1, 2"  # numbers keep their commas
-    assert pp.bbh_freeform_postprocess("answer is red , blue") == "red blue"
+    assert bbh.bbh_mcq_postprocess("Let's think. So the answer is (B).") == "B"
+    assert bbh.bbh_mcq_postprocess("So the answer is C") == "C"
+    assert bbh.bbh_freeform_postprocess("So the answer is **Yes**.") == "Yes"
+    assert bbh.bbh_freeform_postprocess("the answer is: true, obviously") == "True"
+    assert bbh.bbh_freeform_postprocess("The answer is 1, 2") == "1, 2"  # numbers keep their commas
+    assert bbh.bbh_freeform_postprocess("answer is red , blue") == "red blue"
 
 
 def test_code_and_text() -> None:
-    assert pp.humaneval_postprocess_v2("Here:\n```python\n  return 1\n```\ntail") == "return 1\n"
-    assert pp.humaneval_postprocess_v2("   no block") == "no block"
-    assert pp.humaneval_internal_v2_postprocess("   x = 1\n    return x\nprint(3)") == "    x = 1\n    return x"
+    assert humaneval.humaneval_postprocess_v2("Here:\n```python\n  return 1\n```\ntail") == "return 1\n"
+    assert humaneval.humaneval_postprocess_v2("   no block") == "no block"
+    assert humaneval.humaneval_internal_v2_postprocess("   x = 1\n    return x\nprint(3)") == "    x = 1\n    return x"
     assert pp.xml_tag_postprocessor("<a>1</a> <a> 2 </a>", "<a>") == "2"
     assert pp.xml_tag_postprocessor("nothing", "<a>") == "NO ANSWER FOUND"
     assert pp.general_postprocess("The Eiffel Tower, in Paris.") == "Eiffel Tower"
-    assert pp.lcsts_postprocess("1. 今天天气好。\n第二行") == "今天天气好"
+    assert lcsts.lcsts_postprocess("1. 今天天气好。\n第二行") == "今天天气好"
     assert pp.first_line_lstrip_postprocess("\n\nfirst\nsecond") == "first"
-    assert pp.mathbench_postprocess("The answer is 1,234 or 5", "mathbench-college") == "1234"
-    assert pp.mathbench_postprocess("we get 3 then 4", "x") == "4"
-    assert pp.mgsm_postprocess("Antwort: 1.000 und 42.", "de") == "42"
-    assert pp.mgsm_postprocess("no prefix 3", "en") == ""
-    assert pp.theoremqa_postprocess("so the answer is 3.5.") == "3.5"
+    assert mathbench.mathbench_postprocess("The answer is 1,234 or 5", "mathbench-college") == "1234"
+    assert mathbench.mathbench_postprocess("we get 3 then 4", "x") == "4"
+    assert mgsm.mgsm_postprocess("Antwort: 1.000 und 42.", "de") == "42"
+    assert mgsm.mgsm_postprocess("no prefix 3", "en") == ""
+    assert theoremqa.theoremqa_postprocess("so the answer is 3.5.") == "3.5"
     assert pp.extract_non_reasoning_content("a<think>x</think> b") == "a b"
     assert pp.extract_non_reasoning_content("x</think> b") == "b"
 
@@ -136,8 +137,8 @@ def test_answer_extraction_never_raises(text: str) -> None:
 
 
 def test_teval() -> None:
-    assert pp.teval_postprocess('```json\n{{"a": 1}}\n```<|im_end|>junk') == '{"a": 1}'
-    assert pp.teval_postprocess(None) == "None"
+    assert teval.teval_postprocess('```json\n{{"a": 1}}\n```<|im_end|>junk') == '{"a": 1}'
+    assert teval.teval_postprocess(None) == "None"
 
 
 def test_material_tag() -> None:

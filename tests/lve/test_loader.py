@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.lve.lve_helpers import base_test
 
 from promptweave.errors import LVEError, PromptweaveError
 from promptweave.lve import LVELoadError, Role, ScriptedChatModel, load_test, run_instance
+from tests.lve.lve_helpers import base_test
 
 
 def _sent(folder, args=None, replies=("ok",)):

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.lve.lve_helpers import base_test
 
 from promptweave.lve import LVEFillError, LVELoadError, ScriptedChatModel, load_test, prepare, run_instance
 from promptweave.lve.runner import generation_params, split_instance_args
 from promptweave.lve.template import TemplateSyntaxError, compile_template, fill_twice
+from tests.lve.lve_helpers import base_test
 
 
 @pytest.mark.parametrize("template,values,expected", [

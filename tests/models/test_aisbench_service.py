@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from openai_stub import StubServer
 
 from promptweave.compat.models import default_dialect, default_meta_template
+from promptweave.compat.service_types import DEFAULT_CHAT_META
 from promptweave.engine.spec import ModelSpec
-from promptweave.models.aisbench_service import DEFAULT_CHAT_META, AISBenchServiceModel, base_url, to_messages
+from promptweave.models.aisbench_service import AISBenchServiceModel, base_url, to_messages
 from promptweave.models.base import GenerationParams
 from promptweave.models.factory import build_model
 from promptweave.prompt.dialogue import Dialogue, SectionMark, Turn

@@ -8,11 +8,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from promptweave.forms.turn_loop import CachedGenerate  # noqa: E402
 from promptweave.infer import Record  # noqa: E402
 from promptweave.infer.clp import infer_clp  # noqa: E402
 from promptweave.infer.gen import infer_gen  # noqa: E402
 from promptweave.infer.ll import infer_ll  # noqa: E402
-from promptweave.forms.turn_loop import CachedGenerate  # noqa: E402
 from promptweave.infer.ppl import infer_ppl  # noqa: E402
 from promptweave.models.base import GenerationParams  # noqa: E402
 from promptweave.models.hf import HFModel  # noqa: E402

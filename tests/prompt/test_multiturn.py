@@ -7,8 +7,15 @@ import pytest
 
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.errors import DataError, ModelError, PromptweaveWarning, TemplateError
-from promptweave.forms.turn_loop import (MultiTurnGenInferencer, as_generate, read_predictions, score, scripted,
-                                         turn_prompts, write_predictions)
+from promptweave.forms.turn_loop import (
+    MultiTurnGenInferencer,
+    as_generate,
+    read_predictions,
+    score,
+    scripted,
+    turn_prompts,
+    write_predictions,
+)
 from promptweave.models.base import GenerationParams
 
 CHATML = {

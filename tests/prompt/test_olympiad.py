@@ -1,4 +1,4 @@
-"""OlympiadBench's row-written prompt (``prompt/olympiad.py``) against OpenCompass's own code (``olympiad_oracle``),
+"""OlympiadBench's row-written prompt (``suites/olympiadbench/template.py``) against OpenCompass's own code (``olympiad_oracle``),
 over every combination of the inputs, and through the whole prompt path (fill, meta template, render)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from promptweave.cli.app import app
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.errors import DataError, TemplateError
-from promptweave.prompt.olympiad import OlympiadBenchRawTemplate, OlympiadBenchTemplate, instruction
+from promptweave.suites.olympiadbench.template import OlympiadBenchRawTemplate, OlympiadBenchTemplate, instruction
 from tests.prompt.olympiad_oracle import reference
 
 REF = reference()

@@ -1,7 +1,7 @@
 
 import pytest
 
-from promptweave.errors import TemplateError, PromptweaveWarning
+from promptweave.errors import PromptweaveWarning, TemplateError
 from promptweave.prompt.template import PromptTemplate
 
 

@@ -147,7 +147,7 @@ def test_compare_in_browser(browser, workdir, workdir_b, tmp_path):
     a = json.loads((workdir / "results" / "served-chat" / "science_mc.json").read_text())["metrics"]["accuracy"]
     b = json.loads((workdir_b / "results" / "served-chat" / "science_mc.json").read_text())["metrics"]["accuracy"]
     row = next(r for r in delta_rows if r[:3] == ["science_mc", "served-chat", "accuracy"])
-    assert row[3:] == [f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}"]
+    assert row[3:6] == [f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}"]
     browser.find_elements("css selector", "#change-body tr")[0].click()
     detail = browser.find_element("id", "change-detail")
     assert "A ·" in detail.text and "B ·" in detail.text

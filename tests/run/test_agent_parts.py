@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 from promptweave.cli.app import app
 from promptweave.data.loaders.base import LoadContext
-from promptweave.suites.cibench.data import cibench
 from promptweave.errors import UnsupportedError
-from promptweave.suites.cibench.scoring import CIBenchEvaluator
-from promptweave.evaluate.python_session import PythonSession, SessionLimits
 from promptweave.evaluate.context import EvalContext
+from promptweave.evaluate.python_session import PythonSession, SessionLimits
 from promptweave.forms.agent_loop import APOLOGY, ReActProtocol, agent_settings, extract_code
+from promptweave.suites.cibench.data import cibench
+from promptweave.suites.cibench.scoring import CIBenchEvaluator
 from tests.codebox import CODE_EXEC, CODE_SANDBOX
 
 

@@ -69,3 +69,25 @@ def test_a_bad_price_is_the_same_error_in_lint_and_dry_run(tmp_path, capsys) -> 
     dry = capsys.readouterr()
     for out in (lint, dry.out + dry.err):
         assert "models[0].input_price" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("price", ["10**400", "1e400", "-1e400", "2e9", "-0.5", "True"])
+def test_a_price_must_be_a_finite_number(tmp_path, capsys, price) -> None:
+    cfg = _config(tmp_path, 'dict(abbr="api", type="OpenAISDK", path="m", openai_api_base="http://127.0.0.1:9/v1", '
+                            f'input_price={price})')
+    assert run_cli(["run", str(cfg), "--dry-run"]) == 2
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "[PW723]" in text and "models[0].input_price" in text and "finite number" in text
+    assert "[PW001]" not in text
+
+
+@pytest.mark.parametrize("price", [float("nan"), float("inf"), float("-inf"), 10**400, 1e300])
+def test_nan_and_infinite_prices_are_refused(price) -> None:
+    from promptweave.errors import PriceError
+    from promptweave.run.estimate import prices
+
+    with pytest.raises(PriceError) as err:
+        prices({"output_price": price}, file="cfg.py", where="models[0]")
+    assert err.value.field == "models[0].output_price"
+    assert prices({"input_price": 0, "output_price": 1e9}, file=None, where="m") == (0.0, 1e9)

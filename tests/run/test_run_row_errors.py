@@ -107,7 +107,7 @@ def test_on_row_error_skip_and_fail(tmp_path, mode, code, accuracy) -> None:
     assert len(rows) == 5 and rows[1]["correct"] is None and rows[1]["error"]["kind"] == "http_422"
     result = json.loads((work / "results" / "api" / "mcq-gen.json").read_text())
     assert result["metrics"]["accuracy"] == pytest.approx(accuracy)  # over the 4 answered rows
-    assert result["status"] == ("failed" if mode == "fail" else "done")
+    assert result["status"] == ("failed" if mode == "fail" else "partial")  # never "done" with failed rows
 
 
 def test_bad_on_row_error_is_a_usage_error(tmp_path) -> None:

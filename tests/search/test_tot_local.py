@@ -8,8 +8,9 @@ import pytest
 
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.records import Record
-from promptweave.infer.tot import Game24Wrapper, ToTSettings, infer_tot
+from promptweave.infer.tot import ToTSettings, infer_tot
 from promptweave.models.base import GenerationParams
+from promptweave.suites.game24.wrapper import Game24Wrapper
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("opencompass") is None,
                                 reason="needs the reference's prompt texts: pip install --no-deps opencompass==0.5.4")

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from promptweave.errors import ReferenceTextMissingError, UnsupportedError
-from promptweave.suites.game24.scoring import Game24Evaluator, equals_24, game24_postprocess
 from promptweave.infer.records import Record
-from promptweave.infer.tot import Game24Wrapper, ToTSettings, row_text
+from promptweave.infer.tot import ToTSettings, row_text
+from promptweave.suites.game24.scoring import Game24Evaluator, equals_24, game24_postprocess
+from promptweave.suites.game24.wrapper import Game24Wrapper
 
 needs_reference = pytest.mark.skipif(importlib.util.find_spec("opencompass") is None,
                                      reason="needs the reference's prompt texts: pip install --no-deps "

@@ -212,11 +212,14 @@ def test_failed_rows_are_data(tmp_path):
         cfg.write_text(EXAMPLE.read_text().replace("http://127.0.0.1:8000/v1", srv.url))
         res = CliRunner().invoke(app, ["spread", str(cfg), "-w", str(tmp_path / "w"), "-d", "science_mc", "-n",
                                        "3", "--limit", "4", "--no-progress", "--no-report"])
-    assert res.exit_code == 3, res.output  # finished, with failed rows: a rerun retries them
+    # every row of variant 1 failed: that variant failed (it is no score of 0), its cause is said, and a rerun
+    # retries its rows
+    assert res.exit_code == 1, res.output
+    assert "failed: science_mc × served-chat: every row failed: http_400 ×4" in " ".join(res.output.split())
     bad = lines(tmp_path / "w" / "variants" / "1" / "predictions" / "served-chat" / "science_mc.jsonl")
     assert len(bad) == 4 and all(p.get("error") and p["correct"] is False for p in bad)
     fig = json.loads((tmp_path / "w" / "spread.json").read_text())["figures"][0]
-    assert fig["points"][1]["score"] == 0.0 and fig["scored"] == 3
+    assert fig["points"][1]["score"] is None and fig["points"][1]["status"] == "failed" and fig["scored"] == 2
 
 
 def test_a_spread_only_folder_gets_a_page_of_its_own(tmp_path):

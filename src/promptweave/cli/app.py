@@ -113,7 +113,10 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     before = warnings.showwarning
-    warnings.showwarning = show_warning
+    # inside a caller's `catch_warnings(record=True)` (a test, a library user) the warnings are theirs to keep
+    recording = getattr(getattr(warnings, "_showwarnmsg_impl", None), "__name__", "") != "_showwarnmsg_impl"
+    if not recording:
+        warnings.showwarning = show_warning
     try:
         return _run_cli(argv)
     finally:

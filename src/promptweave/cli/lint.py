@@ -11,7 +11,7 @@ from promptweave.run.options import RunOptions
 
 
 @app.command("lint")
-@run_options("select", "policy", limit={"help": "Build at most this many rows per dataset."})
+@run_options("select", "policy", "scoring", limit={"help": "Build at most this many rows per dataset."})
 def lint_cmd(
     configs: list[Path] = typer.Argument(..., help="Config file(s) (.py, .yaml or .json); dataset configs too."),
     no_data: bool = typer.Option(False, "--no-data", help="Check everything but the rows (no data is read)."),

@@ -6,6 +6,7 @@ command that runs a config is one ``Flag`` in ``FLAGS`` (and its field in ``RunO
 
 - ``select``: which datasets, models and rows (run, spread, lint);
 - ``policy``: what the config may read and run (run, spread, lint);
+- ``scoring``: what scoring may use, the code sandbox and the judge (run, spread, lint: lint makes run's checks);
 - ``execute``: how the tasks run and where they write (run, spread; lint sends nothing);
 - ``mode``: what a run measures, answers or serving performance (run).
 """
@@ -55,8 +56,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("trust_config", bool, False, ("--trust-config",), "Run a .py config as Python and allow its callables "
          "(custom postprocessors) to run.", "policy", "trust_config"),
     Flag("allow_env", Optional[List[str]], None, ("--allow-env",), "Let the config read this credential-looking "
-         "environment variable, or send it as a model's API key (key='ENV' / api_key_env); repeatable.", "policy",
-         "allow_env"),
+         "environment variable, or send it as a model's API key (key='ENV' / api_key_env) to the one host the config "
+         "sends it to; NAME@HOST grants each host by name; repeatable.", "policy", "allow_env"),
+    Flag("allow_data", Optional[List[str]], None, ("--allow-data",), "Let a safe-mode config read data at this path "
+         "(file or folder) outside the data roots; repeatable.", "policy", "allow_data"),
     Flag("workdir", Path, Path("outputs"), ("-w", "--work-dir"), "Where predictions, results and the response "
          "cache go; rerun the same command to resume.", "execute", "workdir"),
     Flag("dry_run", bool, False, ("--dry-run",), "Plan and show the tasks; load no model, send nothing.", "execute",
@@ -72,12 +75,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag("no_report", bool, False, ("--no-report",), "Do not write the HTML report (WORKDIR/report.html) at the "
          "end.", "execute", "report", negate=True),
     Flag("allow_code_exec", bool, False, ("--allow-code-exec",), "Let code evaluators (HumanEval, MBPP) and the "
-         "CIBench agent run the model's code, in the OS sandbox.", "execute", "allow_code_exec"),
+         "CIBench agent run the model's code, in the OS sandbox.", "scoring", "allow_code_exec"),
     Flag("code_sandbox", str, "bwrap", ("--code-sandbox",), "Where --allow-code-exec runs model code: 'bwrap' "
          "(default: bubblewrap; no network, own PID namespace, clean env, private tmpfs) or 'rlimits' (WEAKER: only "
-         "time/memory limits, no isolation).", "execute", "code_sandbox"),
+         "time/memory limits, no isolation).", "scoring", "code_sandbox"),
     Flag("judge_model", Optional[str], None, ("--judge-model",), "Judge for LLM-judged datasets whose judge_cfg is "
-         "empty: a model abbr from judge_models or models.", "execute", "judge_model"),
+         "empty: a model abbr from judge_models or models.", "scoring", "judge_model"),
     Flag("executor", str, "local", ("--executor",), "local (this process) or ray (row shards on a Ray cluster; "
          "needs promptweave[ray]).", "execute", "executor"),
     Flag("address", Optional[str], None, ("--address",), "Ray: join this running cluster (default: start a local "
@@ -94,11 +97,16 @@ FLAGS: tuple[Flag, ...] = (
          "performance: streamed requests at the model's batch_size and request_rate, AISBench's performances/ "
          "files; see also `promptweave perf`).", "mode", "mode"),
 )
-GROUPS = ("select", "policy", "execute", "mode")
+GROUPS = ("select", "policy", "scoring", "execute", "mode")
 
 
 def flags(*groups: str) -> list[Flag]:
     return [f for f in FLAGS if f.group in groups]
+
+
+def flag(param: str) -> Flag:
+    """One flag by its parameter name, for a command that takes it without its whole group (``view``)."""
+    return next(f for f in FLAGS if f.param == param)
 
 
 def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -119,7 +127,7 @@ def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[
 
         @functools.wraps(fn)
         def command(**kw: Any) -> Any:
-            values = {}
+            values: dict[str, Any] = {}
             for f in chosen:
                 got = kw.pop(f.param)
                 values[f.to] = (not got) if f.negate else got
@@ -132,4 +140,4 @@ def run_options(*groups: str, **override: dict[str, Any]) -> Callable[[Callable[
     return wrap
 
 
-__all__ = ["FLAGS", "Flag", "GROUPS", "flags", "run_options"]
+__all__ = ["FLAGS", "Flag", "GROUPS", "flag", "flags", "run_options"]

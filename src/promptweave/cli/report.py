@@ -41,14 +41,16 @@ def report_cmd(
             raise ReportError("--json writes the comparison of two work dirs", field="WORKDIR",
                               value=[str(w) for w in workdirs], expected="two paths (A then B)")
         shared = compare_summary(workdirs[0], workdirs[1], json_out, err) if len(workdirs) == 2 else True
+        inside = None  # the work dir the default page is written into: no planted link there is followed
         if output is None:
-            output = workdirs[0] / "report.html" if len(workdirs) == 1 else workdirs[1] / "compare.html"
+            inside = workdirs[0] if len(workdirs) == 1 else workdirs[1]
+            output = inside / ("report.html" if len(workdirs) == 1 else "compare.html")
         if len(workdirs) == 1 and (workdirs[0] / "spread.json").is_file():  # spread hook: a spread's own page
             from promptweave.report.spread_page import write_spread_report
 
-            path = write_spread_report(workdirs[0], output)
+            path = write_spread_report(workdirs[0], output, root=inside)
         else:
-            path = write_report(workdirs, output)
+            path = write_report(workdirs, output, root=inside)
     except PromptweaveError as exc:
         fail(err, exc)
     except OSError as exc:
@@ -108,7 +110,8 @@ def export_tables(workdirs: list[Path], csv_out: str | None, md_out: str | None,
         if dest == "-":
             sys.stdout.write(text)
         else:
-            Path(dest).parent.mkdir(parents=True, exist_ok=True)
-            Path(dest).write_text(text, encoding="utf-8")
+            from promptweave.safe_files import write_atomic
+
+            write_atomic(Path(dest), text)  # an exclusive temporary file renamed over the name
             err.print(f"score table written to {dest}", markup=False)
     return True

@@ -12,7 +12,7 @@ from promptweave.run.options import RunOptions
 
 
 @app.command("run")
-@run_options("select", "policy", "execute", "mode")
+@run_options("select", "policy", "scoring", "execute", "mode")
 def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."), *,
             opts: RunOptions) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
@@ -100,6 +100,12 @@ def show_plan(console: Any, err: Any, result: Any) -> None:
     if reads:  # names only, never their values
         console.print("config read env: " + ", ".join(
             f"{name} ({'set' if is_set else 'unset'})" for name, is_set in sorted(reads.items())))
+    from promptweave.data.listing import config_sources  # every data source, and every host a key goes to
+    from promptweave.models.factory import describe_key_destinations
+
+    for line in [src.line() for _, src in config_sources(cfg, result.run.datasets)] + describe_key_destinations(
+            cfg, result.run.models, result.run.datasets):
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def show_outcomes(console: Any, err: Any, result: Any) -> None:

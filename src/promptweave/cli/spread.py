@@ -16,7 +16,7 @@ def _pct(x: Any) -> str:
 
 
 @app.command("spread")
-@run_options("select", "policy", "execute", workdir={"default": ..., "help": "Where variants/<k>/ (run's layout), "
+@run_options("select", "policy", "scoring", "execute", workdir={"default": ..., "help": "Where variants/<k>/ (run's layout), "
                                                     "spread.json and the response cache go; rerun the same command "
                                                     "to resume."})
 def spread_cmd(
@@ -72,6 +72,11 @@ def spread_cmd(
         raise typer.Exit(ExitCode.FAILED_ROWS)
 
 
+def _extreme(fig: dict[str, Any], key: str) -> str:
+    """The best (worst) variant; none is when the top (bottom) score is tied, or a single variant scored."""
+    return str(fig[key]) if fig[key] is not None else "tied" if fig["scored"] > 1 else "-"
+
+
 def _print_figures(console: Any, data: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -93,7 +98,7 @@ def _print_figures(console: Any, data: dict[str, Any]) -> None:
         console.print(f"{fig['dataset']} × {fig['model']} ({fig['metric']}, {fig['scored']}/{fig['variants']} "
                       f"variants): min {_pct(fig['min'])}  max {_pct(fig['max'])}  spread {_pct(fig['spread'])}  "
                       f"mean {_pct(fig['mean'])}  std {_pct(fig['std'])}  mean 95% CI {ci[0]:.2f}–{ci[1]:.2f}  "
-                      f"PSS {pss}  best {fig['best']}  worst {fig['worst']}", soft_wrap=True)
+                      f"PSS {pss}  best {_extreme(fig, 'best')}  worst {_extreme(fig, 'worst')}", soft_wrap=True)
     for r in data["rankings"]:
         per = r["per_variant"]
         if per and len(per[0]["ranking"]) > 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -11,7 +12,9 @@ import typer
 
 from promptweave.cli.app import app
 from promptweave.cli.common import fail, select
+from promptweave.cli.options import flag
 from promptweave.errors import ConfigError, PromptweaveError, PromptweaveWarning, warning_text
+from promptweave.run.options import RunOptions
 
 _ROLE_STYLES = ("bold cyan", "bold green", "bold magenta", "bold yellow", "bold blue")
 
@@ -31,9 +34,8 @@ def view_cmd(
     compare: bool = typer.Option(False, "--compare", help="Two models (-m A -m B) side by side, or one model's "
                                  "meta template vs its tokenizer's chat template; differences marked."),
     trust_config: bool = typer.Option(False, "--trust-config", help="Run a .py config as Python (it may run code)."),
-    allow_env: Optional[List[str]] = typer.Option(None, "--allow-env", help="Let the config read this "
-                                                  "credential-looking environment variable, or send it as a model's "
-                                                  "API key (key='ENV' / api_key_env); repeatable."),
+    allow_env: Optional[List[str]] = flag("allow_env").option(),
+    allow_data: Optional[List[str]] = flag("allow_data").option(),
     # eval hook (eval helper): judge prompts recorded by a run
     judge: Optional[Path] = typer.Option(None, "--judge", help="A run's work dir: show the LLM judge's prompt and "
                                          "verdict for the selected rows instead."),
@@ -46,6 +48,35 @@ def view_cmd(
     Chat-template models are shown as their tokenizer's template renders them, and rows are
     fitted into max_seq_len as a run fits them when the model's tokenizer is available.
     """
+    req = ViewRequest(config, dataset, model, n, index, mode, as_json, shots, tokens, compare, trust_config,
+                      allow_env or [], allow_data or [], judge, variant, spread_seed)
+    show_prompts(req)
+
+
+@dataclass
+class ViewRequest:
+    """What ``view`` was asked to show (its options, defined once in ``view_cmd``)."""
+
+    config: Path
+    dataset: list[str] | None
+    model: list[str] | None
+    n: int
+    index: list[int] | None
+    mode: str | None
+    as_json: bool
+    shots: bool
+    tokens: bool
+    compare: bool
+    trust_config: bool
+    allow_env: list[str]
+    allow_data: list[str]
+    judge: Path | None
+    variant: int | None
+    spread_seed: int
+
+
+def show_prompts(req: ViewRequest) -> None:
+    """Build and print (or, with --json, collect) the prompts ``req`` asks for; warnings after them, one line each."""
     from rich.console import Console
 
     from promptweave.cli.view_final import final_model, fitter_for
@@ -58,26 +89,25 @@ def view_cmd(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            from promptweave.sandbox.env import set_policy
-
-            set_policy(allow_env or (), trusted=trust_config)  # the user's env allow-list, before any read
-            cfg = load_config(config, trust=trust_config)
-            ds_ids = select(cfg.dataset_abbrs(), dataset, "dataset", cfg)
-            model_ids = select(cfg.model_abbrs(), model, "model", cfg)
-            if variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
+            from promptweave.run.pipeline import apply_policy  # the env allow-list and data paths, before any read
+            apply_policy(RunOptions(allow_env=req.allow_env, allow_data=req.allow_data, trust_config=req.trust_config))
+            cfg = load_config(req.config, trust=req.trust_config)
+            ds_ids = select(cfg.dataset_abbrs(), req.dataset, "dataset", cfg)
+            model_ids = select(cfg.model_abbrs(), req.model, "model", cfg)
+            if req.variant is not None:  # spread hook: the same prompts with variant K's template (spread/variants.py)
                 from promptweave.spread.variants import variant_config
 
-                cfg = variant_config(cfg, variant, spread_seed, datasets=ds_ids,
+                cfg = variant_config(cfg, req.variant, req.spread_seed, datasets=ds_ids,
                                      notify=lambda msg: err.print(msg, style="dim", markup=False))
-            if compare and len(model_ids) > 2:
+            if req.compare and len(model_ids) > 2:
                 raise ConfigError("--compare shows two models side by side, or one model's meta template beside "
-                                  "its chat template", file=str(config), field="--model",
+                                  "its chat template", file=str(req.config), field="--model",
                                   value=[cfg.model_abbrs()[j] for j in model_ids], expected="one or two -m")
             models = [open_model(cfg, j) for j in model_ids]
             finals = [final_model(m) for m in models]
             from promptweave.work.verdicts import view_pairs  # the verdicts lint and run give, as warnings
 
-            shows = view_pairs(cfg, model_ids, explicit=bool(dataset) and bool(model))
+            shows = view_pairs(cfg, model_ids, explicit=bool(req.dataset) and bool(req.model))
             for i in ds_ids:
                 spec = open_dataset(cfg, i)
                 from promptweave.forms.registry import view_dataset
@@ -85,14 +115,17 @@ def view_cmd(
                 spec, note = view_dataset(spec)  # the dataset as its form shows it (e.g. its first prompt filled)
                 if note:
                     warnings.warn(note, PromptweaveWarning, stacklevel=1)
-                rows = index if index else list(range(min(n, len(spec.test))))
-                if judge is not None:  # eval hook: the judge's prompts from the run's predictions
+                rows = req.index if req.index else list(range(min(req.n, len(spec.test))))
+                if req.judge is not None:  # the judge's prompts from the run's predictions
+                    from promptweave.evaluate.judge_stage import judge_abbr
                     from promptweave.evaluate.judge_view import judge_records, show_judge
 
+                    stage = judge_abbr(cfg.datasets[i])  # an AISBench judge stage's results are <abbr>-<judge>
+                    name = f"{spec.abbr}-{stage}" if stage else spec.abbr
                     for m in models:
-                        for rec in judge_records(judge, m.abbr, spec.abbr, rows):
+                        for rec in judge_records(req.judge, m.abbr, name, rows):
                             records.append(rec)
-                            if not as_json:
+                            if not req.as_json:
                                 show_judge(console, rec)
                     continue
                 per_model: list[list[Any]] = []
@@ -103,30 +136,32 @@ def view_cmd(
                         for r in rows:
                             for rec in _turn_records(spec, m, r):
                                 records.append(_record(rec, None, False))
-                                if not as_json:
+                                if not req.as_json:
                                     _show(console, rec, _Shim(spec, m), False)
                         continue
-                    builder = PromptBuilder(spec, m, mode)
+                    builder = PromptBuilder(spec, m, req.mode)
                     builder.prefetch(rows)
                     fitter = fitter_for(builder, fm, builder.mode, rows)
                     recs = [rec for r in rows for rec in _build_row(builder, fitter, r)]
                     per_model.append(recs)
                     _warn_meta_vs_chat(fm, recs)
-                    if compare:
+                    if req.compare:
                         continue
                     for rec in recs:
-                        records.append(_record(rec, builder, shots, fm, tokens))
-                        if not as_json:
-                            _show(console, rec, builder, shots, fm, tokens)
-                if compare and per_model:
-                    records.extend(_compare(console, finals, per_model, as_json))
+                        records.append(_record(rec, builder, req.shots, fm, req.tokens))
+                        if not req.as_json:
+                            _show(console, rec, builder, req.shots, fm, req.tokens)
+                if req.compare and per_model:
+                    records.extend(_compare(console, finals, per_model, req.as_json))
         except PromptweaveError as exc:
             fail(err, exc)
     sys.stdout.flush()
     for w in _unique(caught):
         err.print(f"warning: {w}", style="yellow", markup=False)
-    if as_json:
+    if req.as_json:
         sys.stdout.write(json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+
+
 
 
 def _build_row(builder: Any, fitter: Any, index: int) -> list[Any]:

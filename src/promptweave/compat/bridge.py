@@ -254,6 +254,17 @@ def check_runnable(tasks: Any, *, file: str | None = None) -> None:
             raise handle.unavailable(file=file)
 
 
+def mark_unrunnable(tasks: Any, *, file: str | None = None) -> None:
+    """For ``run --dry-run``: a task :func:`check_runnable` would refuse is listed as refused, with that error, so
+    the dry run fails as the run would."""
+    for t in tasks:
+        if getattr(t, "refused", None) is not None:
+            continue
+        handle = find_static(getattr(t, "evaluation", None))
+        if handle is not None:
+            t.refused = handle.unavailable(file=file)
+
+
 def _static(package: str, family: str, name: str, rule: str, import_error: str) -> StaticHandle | None:
     index = index_for(package)
     got = index.lookup(family, name, rule) if index is not None else None

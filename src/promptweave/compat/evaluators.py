@@ -6,60 +6,35 @@ through the benchmark suites (``compat/suites.py``), then ``compat.bridge`` when
 from __future__ import annotations
 
 from promptweave.compat.suites import Registry
-from promptweave.evaluate import evaluators as ev
-from promptweave.evaluate.corpus_loss import AverageInferencePPLEvaluator, BPCEvaluator
-from promptweave.evaluate.judge import CascadeEvaluator, GenericLLMEvaluator
-from promptweave.evaluate.judge_lm import CharmMemoryEvaluator, LMEvaluator
-from promptweave.evaluate.open_qa_match import DropOpenAIEvaluator
 
-# the same class name with different rules in two reference modules: (module part, name) -> ours
-BY_MODULE: dict[tuple[str, str], type] = {
-    ("needlebench_v2", "NeedleBenchOriginEvaluator"): ev.NeedleBenchV2OriginEvaluator,
+# the same class name with different rules in two reference modules: (module part, name) -> ours, by module path
+# (``resolve`` imports it when a config names it)
+BY_MODULE: dict[tuple[str, str], str] = {
+    ("needlebench_v2", "NeedleBenchOriginEvaluator"): "promptweave.suites.needlebench:NeedleBenchV2OriginEvaluator",
 }
 
-_GENERIC: dict[str, type] = {
-    "AccEvaluator": ev.AccEvaluator,
-    "GenericLLMEvaluator": GenericLLMEvaluator,
-    "MATHEvaluator": ev.MATHEvaluator,
-    "RougeEvaluator": ev.RougeEvaluator,
-    "NeedleBenchOriginEvaluator": ev.NeedleBenchOriginEvaluator,
-    "AccwithDetailsEvaluator": ev.AccwithDetailsEvaluator,
-    "LongBenchF1Evaluator": ev.LongBenchF1Evaluator,
-    "LongBenchRougeEvaluator": ev.LongBenchRougeEvaluator,
-    "JiebaRougeEvaluator": ev.JiebaRougeEvaluator,
-    "TriviaQAEvaluator": ev.TriviaQAEvaluator,
-    "MATHVerifyEvaluator": ev.MATHVerifyEvaluator,
-    "Gsm8kEvaluator": ev.Gsm8kEvaluator,
-    "NeedleBenchParallelEvaluator": ev.NeedleBenchParallelEvaluator,
-    "BabiLongEvaluator": ev.BabiLongEvaluator,
-    "NeedleBenchMultiEvaluator": ev.NeedleBenchMultiEvaluator,
-    "CascadeEvaluator": CascadeEvaluator,
-    "LMEvaluator": LMEvaluator,  # eval helper: subjective / judge-model evaluation
-    "CharmMemoryEvaluator": CharmMemoryEvaluator,  # eval helper: LMEvaluator-shaped rule (CHARM memory)
-    "EMEvaluator": ev.EMEvaluator,
-    "BBHEvaluator": ev.BBHEvaluator,
-    "BBHEvaluator_mcq": ev.BBHEvaluatorMCQ,
-    "BleuEvaluator": ev.BleuEvaluator,
-    "MRCREvaluator": ev.MRCREvaluator,
-    "BleuFloresEvaluator": ev.BleuFloresEvaluator,
-    "NQEvaluator": ev.NQEvaluator,
-    "GPQAEvaluator": ev.GPQAEvaluator,
-    "AccDropEvaluator": ev.AccDropEvaluator,
-    "DropOpenAIEvaluator": DropOpenAIEvaluator,
-    "AveragePPLEvaluator": ev.AveragePPLEvaluator,
-    "LongBenchCodeSimEvaluator": ev.LongBenchCodeSimEvaluator,
-    "LongBenchClassificationEvaluator": ev.LongBenchClassificationEvaluator,
-    "LongBenchRetrievalEvaluator": ev.LongBenchRetrievalEvaluator,
-    "LongBenchCountEvaluator": ev.LongBenchCountEvaluator,
-    "CircularEvaluator": ev.CircularEvaluator,
-    "PPLAccEvaluator": ev.PPLAccEvaluator,
-    # eval helper: the corpus-loss forms' scores (evaluate/corpus_loss.py)
-    "AverageInferencePPLEvaluator": AverageInferencePPLEvaluator,
-    "BPCEvaluator": BPCEvaluator,
+_GENERIC: dict[str, str] = {
+    "AccEvaluator": "promptweave.evaluate.evaluators:AccEvaluator",
+    "GenericLLMEvaluator": "promptweave.evaluate.judge:GenericLLMEvaluator",
+    "MATHEvaluator": "promptweave.evaluate.evaluators:MATHEvaluator",
+    "RougeEvaluator": "promptweave.evaluate.evaluators:RougeEvaluator",
+    "AccwithDetailsEvaluator": "promptweave.evaluate.evaluators:AccwithDetailsEvaluator",
+    "JiebaRougeEvaluator": "promptweave.evaluate.evaluators:JiebaRougeEvaluator",
+    "MATHVerifyEvaluator": "promptweave.evaluate.evaluators:MATHVerifyEvaluator",
+    "CascadeEvaluator": "promptweave.evaluate.judge:CascadeEvaluator",
+    "LMEvaluator": "promptweave.evaluate.judge_lm:LMEvaluator",  # subjective / judge-model evaluation
+    "EMEvaluator": "promptweave.evaluate.evaluators:EMEvaluator",
+    "BleuEvaluator": "promptweave.evaluate.evaluators:BleuEvaluator",
+    "AveragePPLEvaluator": "promptweave.evaluate.evaluators:AveragePPLEvaluator",
+    "CircularEvaluator": "promptweave.evaluate.evaluators:CircularEvaluator",
+    "PPLAccEvaluator": "promptweave.evaluate.evaluators:PPLAccEvaluator",
+    # the corpus-loss forms' scores (evaluate/corpus_loss.py)
+    "AverageInferencePPLEvaluator": "promptweave.evaluate.corpus_loss:AverageInferencePPLEvaluator",
+    "BPCEvaluator": "promptweave.evaluate.corpus_loss:BPCEvaluator",
     # promptweave's own short names
-    "accuracy": ev.AccEvaluator,
-    "ppl_accuracy": ev.PPLAccEvaluator,
-    "exact_match": ev.EMEvaluator,
+    "accuracy": "promptweave.evaluate.evaluators:AccEvaluator",
+    "ppl_accuracy": "promptweave.evaluate.evaluators:PPLAccEvaluator",
+    "exact_match": "promptweave.evaluate.evaluators:EMEvaluator",
 }
 
 # every name above, then the benchmark suites' own (BFCL, CIBench, LawBench, ...: compat/suites.py), looked up on

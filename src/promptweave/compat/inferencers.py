@@ -80,7 +80,7 @@ INFERENCERS: dict[str, InferencerForm] = {
         note="BFCLV3FunctionCallInferencer runs as function calling: each row's first turn goes to the API model "
              "with its functions as the request's tools, and the returned tool_calls are the prediction (the "
              "reference's returns_tool_calls=True path; its prompt-based path is not used)"),
-    # eval helper: corpus-loss forms on a local transformers model (infer/inference_ppl.py, infer/sw_ce_loss.py)
+    # corpus-loss forms on a local transformers model (infer/inference_ppl.py, infer/sw_ce_loss.py)
     "InferencePPLOnlyInferencer": InferencerForm(
         "InferencePPLOnlyInferencer", "inference_ppl", frozenset({"max_seq_len"})),
     "SWCELossInferencer": InferencerForm(

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from promptweave.compat.service_types import default_meta, is_service_type
 from promptweave.errors import UnsupportedError
 
 
@@ -75,7 +76,7 @@ MODEL_TYPES: dict[str, ModelType] = {
     "openai_compat": ModelType("openai", "api"),
     "api": ModelType("openai", "api"),
     # AISBench service models (vLLM / TGI / Triton / MindIE servers speak the OpenAI protocol)
-    # (these six send AISBench's own request bodies: models/aisbench_service.py)
+    # (these six send AISBench's own request bodies: compat/service_types.py, models/aisbench_service.py)
     "VLLMCustomAPI": ModelType("openai", "lm", "sent to the server's /v1/completions"),
     "VLLMCustomAPIStream": ModelType("openai", "lm", "sent to the server's /v1/completions, streamed"),
     "VLLMCustomAPIChat": ModelType("openai", "api"),
@@ -112,11 +113,9 @@ CHAT_TEMPLATE_META = {"round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role":
 def default_meta_template(cfg: Mapping[str, Any]) -> Any:
     """The meta template a model config means when it gives none: local chat-template models', and AISBench's
     chat service classes' own (HUMAN / BOT rounds with a reserved SYSTEM role)."""
-    from promptweave.models import aisbench_service
-
     name = type_name(cfg.get("type"))
-    if aisbench_service.is_service_type(name):
-        return aisbench_service.default_meta(name)
+    if is_service_type(name):
+        return default_meta(name)
     mt = MODEL_TYPES.get(name)
     if mt is not None and mt.backend in ("hf", "vllm") and mt.kind == "api":
         return CHAT_TEMPLATE_META
@@ -125,9 +124,7 @@ def default_meta_template(cfg: Mapping[str, Any]) -> Any:
 
 def default_dialect(cfg: Mapping[str, Any]) -> str:
     """AISBench's service classes render prompts as AISBench's parsers do; every other type as promptweave."""
-    from promptweave.models import aisbench_service
-
-    return "aisbench" if aisbench_service.is_service_type(type_name(cfg.get("type"))) else "promptweave"
+    return "aisbench" if is_service_type(type_name(cfg.get("type"))) else "promptweave"
 
 
 # Arguments read by some reference class that promptweave does not use, and why (said once per model).
@@ -135,7 +132,7 @@ IGNORED_ARGS: dict[str, str] = {
     "run_cfg": "promptweave schedules tasks itself (num_gpus / num_procs are not used)",
     "attr": "AISBench's local/service marker; the type decides the backend",
     "stream": "the body says stream=false and the reply is read whole",
-    "request_rate": "use rpm or query_per_second",
+    "request_rate": "only AISBench's service model types pace requests by it; use rpm or query_per_second",
     "use_timestamp": "AISBench's trace replay is not supported",
     "trust_remote_code": "remote code in checkpoints is never run",
     "end_str": "use stop_words",
@@ -195,16 +192,16 @@ def did_you_mean(name: str, known: list[str]) -> str | None:
 
 def model_notes(cfg: Mapping[str, Any]) -> list[str]:
     """What of this model config is not used, one line each (for the plan and ``lint``)."""
-    from promptweave.models import aisbench_service
-
     name = type_name(cfg.get("type"))
     mt = MODEL_TYPES.get(name)
     out = []
     if mt is not None and mt.note and mt.note not in (_HF_NOTE, _CHAT_TEMPLATE):  # only what differs
         out.append(f"{name}: {mt.note}")
     for key, why in IGNORED_ARGS.items():
-        if key == "stream" and (not cfg.get(key) or aisbench_service.is_service_type(name)):
+        if key == "stream" and (not cfg.get(key) or is_service_type(name)):
             continue  # stream=False is what is done anyway; AISBench's service classes stream as it does
+        if key == "request_rate" and is_service_type(name):
+            continue  # AISBench's service classes pace request starts by it (models/pacing.py)
         if key in cfg and why:
             out.append(f"{key} is ignored: {why}")
     if "peft_path" in cfg and cfg.get("peft_path"):

@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from promptweave.compat.reference_tables import HIDE_ENV, package_root, references_hidden, tables_for, within
+from promptweave.errors import WorkdirFileError
+from promptweave.safe_files import read_regular
 
 FORMAT = 5  # bump when the index's rules change: older cache files are then rebuilt
 # ``for`` loops are expanded up to this many values, so a crafted source cannot make the index build forever
@@ -242,14 +244,19 @@ def _entry_ok(index: ReferenceIndex, package: str, module: str) -> bool:
     return True
 
 
+MAX_CACHE_BYTES = 64_000_000  # an index of the largest reference is a few MB
+
+
 def _read_cache(path: Path, key: str, package: str, root: Path) -> ReferenceIndex | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # a regular file of sane size only: a FIFO would block, a device would never end
+        data = json.loads(read_regular(path, max_bytes=MAX_CACHE_BYTES).decode("utf-8"))
         if data.get("key") != key:
             return None
         got = ReferenceIndex.from_json(data["index"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
-        return None  # missing or corrupt: rebuilt
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError,
+            WorkdirFileError):
+        return None  # missing, corrupt or not a file: rebuilt
     if got.package != package or Path(got.root) != root:
         return None  # an index of another package or location: rebuilt
     return got

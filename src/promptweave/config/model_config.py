@@ -35,8 +35,8 @@ class ModelConfig(BaseModel):
     timeout: float | None = None
     rpm: float | None = None
     query_per_second: float | None = None
-    input_price: float | None = None
-    output_price: float | None = None
+    input_price: Any = None  # checked where the estimate reads it (a finite number from 0 to a bound, PW723)
+    output_price: Any = None
     meta_template: Any = None  # checked by render.meta.MetaTemplate, which names its fields
     generation_kwargs: dict[str, Any] | None = None
     run_cfg: dict[str, Any] | None = None

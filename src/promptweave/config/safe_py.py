@@ -22,6 +22,7 @@ from promptweave.sandbox import (
     Namespace,
 )
 from promptweave.sandbox.budget import DEFAULT_BUDGET, Budget
+from promptweave.sandbox.env import read_env
 from promptweave.sandbox.imports import (
     REFERENCE_TREES,
     checked,
@@ -29,7 +30,6 @@ from promptweave.sandbox.imports import (
     reference_roots,
     within,
 )
-from promptweave.sandbox.env import read_env
 from promptweave.sandbox.refs import ClassRef, ModuleRef
 
 __all__ = ["ClassRef", "ModuleRef", "SafeConfigLoader", "load_py_config"]

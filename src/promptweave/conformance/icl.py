@@ -8,6 +8,7 @@ from promptweave.conformance.outcome import Outcome
 from promptweave.engine import DatasetSpec, ModelSpec, PromptBuilder
 from promptweave.render.chat import to_openai_messages
 
+
 def builder_for(case: dict[str, Any]) -> PromptBuilder:
     if case.get("suite") == "aisbench":
         dataset, model = specs(case)

@@ -15,7 +15,6 @@ from promptweave.conformance.outcome import Outcome, Unsupported
 from promptweave.conformance.registry import checker_for
 from promptweave.errors import CorpusError
 
-
 # The largest case of the shipped corpora is ~70 KB; a line past this is refused unread (a corpus is input).
 MAX_CASE_BYTES = 64_000_000
 

@@ -13,7 +13,8 @@ server ignores it), its md5 checked against the table's (``--md5-table FILE`` me
 ``{"/gsm8k/": {"url": ..., "md5": ...}}`` format), every member checked before anything is unpacked
 (``data/archive.py``), unpacked into a temporary folder and renamed into place. A manifest there records what was
 fetched with which md5: a dataset whose files are present sends no request at all, not even a ``HEAD``.
-``run`` never downloads.
+A dataset that loads a Hugging Face hub id in no table is fetched into the hub cache at a pinned revision
+(``data/hub_fetch.py``). ``run`` never downloads.
 """
 from __future__ import annotations
 
@@ -33,11 +34,11 @@ from typing import Any, Callable, Mapping, Sequence
 from promptweave.compat.data_ids import DATA_IDS
 from promptweave.compat.data_urls import AISBENCH_ARCHIVES, ARCHIVES
 from promptweave.data.archive import UnpackLimits, move_into, unpack
-from promptweave.data.locate import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV
+from promptweave.data.cache_places import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV
+from promptweave.data.fetch_manifest import read_manifest, state_dir, write_entry
+from promptweave.data.hub_fetch import HubRepo, config_revision, hub_id
 from promptweave.errors import ChecksumError, DataFetchError
 
-STATE_DIR = ".promptweave-fetch"
-MANIFEST = "manifest.json"
 _CHUNK = 1 << 20
 
 
@@ -62,6 +63,7 @@ class FetchPlan:
     archives: list[Archive]
     present: list[tuple[str, Path]]  # datasets whose files are there already
     unknown: list[tuple[str, str, str]]  # (abbr, path, why no archive is known)
+    hub: list[HubRepo] = field(default_factory=list)  # hub dataset repos (data/hub_fetch.py)
 
 
 @dataclass
@@ -126,10 +128,14 @@ def _match(local: str, table: Mapping[str, tuple[str, str]]) -> str | None:
 
 
 def plan_fetch(datasets: Sequence[Mapping[str, Any]], abbrs: Sequence[str], *, data_root: str | Path | None = None,
-               md5_table: Mapping[str, tuple[str, str]] | None = None, mirror: str | None = None) -> FetchPlan:
-    """Which archives the datasets need, which are present already, and which have no known source."""
+               md5_table: Mapping[str, tuple[str, str]] | None = None, mirror: str | None = None,
+               revisions: Mapping[str, str] | None = None) -> FetchPlan:
+    """Which archives the datasets need, which are present already, and which have no known source; a dataset
+    that loads a Hugging Face hub id (and is in no table) is a hub repo to fetch, pinned by ``revisions``
+    (``--revision REPO=REV``), else the config's ``revision``."""
     table: dict[str, tuple[str, str]] = {**ARCHIVES, **(md5_table or {})}
     by_url: dict[str, Archive] = {}
+    by_repo: dict[str, HubRepo] = {}
     present: list[tuple[str, Path]] = []
     unknown: list[tuple[str, str, str]] = []
     for ds, abbr in zip(datasets, abbrs, strict=True):
@@ -162,6 +168,12 @@ def plan_fetch(datasets: Sequence[Mapping[str, Any]], abbrs: Sequence[str], *, d
             target = root / local
             key = _match(os.path.join(str(root), local), table)
             if key is None:
+                repo_id = hub_id(ds)
+                if repo_id is not None and not os.path.exists(os.path.expanduser(path)):
+                    rev = (revisions or {}).get(repo_id) or config_revision(ds)
+                    repo = by_repo.setdefault(f"{repo_id}@{rev}", HubRepo(repo_id, rev, root))
+                    repo.needs.append(abbr)
+                    continue
                 unknown.append((abbr, path, "not in OpenCompass's download table"))
                 continue
             url, md5 = table[key]
@@ -172,7 +184,7 @@ def plan_fetch(datasets: Sequence[Mapping[str, Any]], abbrs: Sequence[str], *, d
         url = _with_mirror(url, mirror)
         arch = by_url.setdefault(url, Archive(key, url, md5, unpack_root, root))
         arch.needs.append((abbr, target))
-    return FetchPlan(list(by_url.values()), present, unknown)
+    return FetchPlan(list(by_url.values()), present, unknown, list(by_repo.values()))
 
 
 def known_archive(path: str, *, local_mode: bool = False) -> str | None:
@@ -184,33 +196,10 @@ def known_archive(path: str, *, local_mode: bool = False) -> str | None:
     return plan.archives[0].name if plan.archives else None
 
 
-# -- the manifest ----------------------------------------------------------------------------------------------------
-def _state(root: Path) -> Path:
-    d = root / STATE_DIR
-    if d.is_symlink():
-        raise DataFetchError(f"{d} is a link; refusing to write through it", field="--data-root", value=str(root))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
-def _manifest(state: Path) -> dict[str, Any]:
-    p = state / MANIFEST
-    try:
-        data = json.loads(p.read_text(encoding="utf-8")) if p.is_file() and not p.is_symlink() else {}
-    except (OSError, ValueError, RecursionError):
-        data = {}
-    return data if isinstance(data, dict) else {}
-
-
+# -- the manifest (data/fetch_manifest.py) -------------------------------------------------------------------------
 def _record(state: Path, arch: Archive, md5: str, entries: list[str]) -> None:
-    data = _manifest(state)
-    data[arch.name] = {"url": arch.url, "md5": md5, "entries": entries, "into": str(arch.root),
-                       "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    tmp = state / f".{MANIFEST}.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-    os.replace(tmp, state / MANIFEST)
+    write_entry(state, arch.name, {"url": arch.url, "md5": md5, "entries": entries, "into": str(arch.root),
+                                   "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 # -- downloading -----------------------------------------------------------------------------------------------------
@@ -321,8 +310,8 @@ def fetch_archive(arch: Archive, *, stream: Any = None, limits: UnpackLimits = U
         raise DataFetchError(f"no md5 is known for {arch.url}, so it cannot be verified",
                              field="md5", value=arch.key,
                              expected=f'--md5-table FILE with {{"{arch.key}": {{"url": ..., "md5": ...}}}}')
-    state = _state(arch.home)
-    known = _manifest(state).get(arch.name)
+    state = state_dir(arch.home)
+    known = read_manifest(state).get(arch.name)
     if isinstance(known, dict) and known.get("md5") == arch.md5 and all(p.exists() for _, p in arch.needs):
         return Outcome(arch, "present")
     part = state / f"{arch.name}.part"

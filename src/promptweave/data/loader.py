@@ -1,6 +1,7 @@
 """``load_dataset``: an OpenCompass-shaped dataset dict -> train and test rows as the retriever sees them."""
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from promptweave.data.columns import CONTENT_COLUMN, TemplateColumns, template_c
 from promptweave.data.loaders import load as run_loader
 from promptweave.data.loaders import loader_name
 from promptweave.data.reader import ReaderConfig, select_range
+from promptweave.data.roots import check_read, data_scope
 from promptweave.data.sources import (
     FILE_FORMATS,
     HF_BUILDERS,
@@ -61,6 +63,12 @@ def load_dataset(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str = ".", 
     """
     if not isinstance(dataset_cfg, Mapping):
         raise DataError("a dataset config must be a dict", file=file, value=dataset_cfg)
+    with data_scope(base_dir, file=file):  # safe mode: every file read below must lie under a data root
+        return _load(dataset_cfg, base_dir=base_dir, project=project, add_meta=add_meta, file=file)
+
+
+def _load(dataset_cfg: Mapping[str, Any], *, base_dir: Path | str, project: bool, add_meta: bool,
+          file: str | None) -> DatasetSplits:
     reader = ReaderConfig.from_dict(dataset_cfg.get("reader_cfg"), file=file)
     abbr = dataset_cfg.get("abbr")
     used: str | None = None
@@ -121,6 +129,8 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
         return _one_file(files, file), f"file: {files}"
 
     target = _target(base, path, file)
+    if _exists(target):  # safe mode: named as written, so a refusal shows the link and where it leads
+        check_read(base / os.path.expanduser(path), field="path", value=path)
     if _exists(target) and not target.is_dir():  # read_file refuses devices, FIFOs... naming the path
         return read_file(target), f"{FILE_FORMATS.get(target.suffix.lower(), 'file')}: {target}"
     if target.is_dir():
@@ -135,10 +145,13 @@ def _read_source(cfg: Mapping[str, Any], base: Path, file: str | None) -> tuple[
     if looks_local or path.count("/") > 1:
         raise DataError("data file or folder not found", file=str(target), field="path", value=path)
     try:
-        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"))
+        got = read_hf_named(path, subset=subset, cache_dir=cfg.get("cache_dir"),
+                            revision=cfg.get("revision") or cfg.get("hf_revision"))
     except DataError as exc:
+        config = (file or "CONFIG").split(":")[0]
         raise DataError(f"{exc.message}; no local file or folder {target} either", file=path, field="path",
-                        value=path) from None
+                        value=path, expected=f"a local file or folder, or a hub dataset: `promptweave data fetch "
+                                             f"{config}` gets it into the Hugging Face cache") from None
     return got, f"datasets (cache): {path}"
 
 
@@ -166,6 +179,7 @@ def _one_file(p: str | list[str], file: str | None) -> Split:
     paths = [p] if isinstance(p, str) else p
     parts = []
     for one in paths:
+        check_read(one, field="data_files", value=one)
         got = read_file(Path(one))
         if isinstance(got, dict):
             raise DataError("a data file named in data_files must hold a plain list of rows", file=one)

@@ -20,13 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptweave.compat.data_ids import DATA_IDS
+from promptweave.data.cache_places import AISBENCH_ENV, AISBENCH_PREFIX, COMPASS_DEFAULT, COMPASS_ENV  # noqa: F401
+from promptweave.data.roots import check_read
 from promptweave.data.sources import check_regular
 from promptweave.errors import DataNotFoundError
-
-COMPASS_ENV = "COMPASS_DATA_CACHE"
-AISBENCH_ENV = "AIS_BENCH_DATASETS_CACHE"
-COMPASS_DEFAULT = Path("~/.cache/opencompass")
-AISBENCH_PREFIX = "ais_bench/"
 
 
 @dataclass(frozen=True)
@@ -78,6 +75,7 @@ def locate(path: str, *, base_dir: Path | str | None = None, local_mode: bool = 
     rule, cands = candidates(path, base_dir=base_dir, local_mode=local_mode)
     for i, cand in enumerate(cands):
         if _exists(cand):
+            check_read(cand, field=field, value=path)  # safe mode: the data roots, links followed
             if not cand.is_dir():
                 check_regular(cand, field=field)  # /dev/zero, a FIFO: refused before anything opens it
             return Located(cand, tuple(cands[:i]), rule)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from promptweave.data.hub_cache import find_snapshot
+from promptweave.data.roots import check_read
 from promptweave.errors import DataError
 
 FILE_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
@@ -28,6 +30,7 @@ def check_regular(path: Path | str, *, field: str | None = None) -> Path:
     """Refuse at once anything but a regular file (``/dev/zero``, a FIFO, a folder): reading one would hang,
     never end or fail deep inside a parser. ``stat`` never opens the path, so a FIFO cannot block here."""
     p = Path(path)
+    check_read(p, field=field, value=str(path))  # safe mode: data roots first (data/roots.py)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
@@ -94,7 +97,7 @@ def read_file(path: Path, *, fmt: str | None = None) -> Split | dict[str, Split]
 def _read_jsonl(path: Path) -> Split:
     try:
         return _read_jsonl_lines(path)
-    except UnicodeDecodeError as exc:  # reliability: bytes that are not UTF-8 are a typed error
+    except UnicodeDecodeError as exc:  # bytes that are not UTF-8 are a typed error
         raise DataError(f"the file is not UTF-8 text ({exc.reason} at a byte {exc.object[exc.start:exc.start + 4]!r})",
                         file=str(path), expected="UTF-8 JSON lines") from None
 
@@ -195,6 +198,7 @@ def read_parquet(path: Path) -> Split:
 
 def read_split_dir(path: Path) -> dict[str, Split] | None:
     """A folder holding one file per split (``train.jsonl``, ``test.csv``...), or None if it holds none."""
+    check_read(path, value=str(path))
     found: dict[str, Split] = {}
     for child in sorted(path.iterdir()):
         fmt = FILE_FORMATS.get(child.suffix.lower())
@@ -216,6 +220,7 @@ def is_hf_saved(path: Path) -> bool:
 
 def read_hf_disk(path: Path) -> Split | dict[str, Split]:
     """A dataset written by ``datasets``' ``save_to_disk``."""
+    check_read(path, value=str(path))
     datasets = _datasets(str(path))
     try:
         ds = datasets.load_from_disk(str(path))
@@ -225,9 +230,19 @@ def read_hf_disk(path: Path) -> Split | dict[str, Split]:
 
 
 def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = None,
-                  cache_dir: str | None = None) -> Split | dict[str, Split]:
+                  cache_dir: str | None = None, revision: str | None = None) -> Split | dict[str, Split]:
     """A dataset loaded by name from the local Hugging Face cache (never the network), or a
-    packaged builder (``json``, ``csv``, ``parquet``) over local ``data_files``."""
+    packaged builder (``json``, ``csv``, ``parquet``) over local ``data_files``.
+
+    A hub id with a snapshot in the hub cache (``data fetch`` puts it there; ``revision`` picks one) is read from
+    that snapshot folder: ``datasets`` offline does not look up a hub id in the hub cache by itself."""
+    _check_hf_paths(name, data_files, cache_dir)
+    source = name
+    if name not in HF_BUILDERS and data_files is None and not _is_local(name):
+        snap = find_snapshot(name, revision)
+        if snap is not None:
+            check_read(snap, field="path", value=name)
+            source = str(snap)
     datasets = _datasets(name)
     # Offline: the hub is never contacted; a dataset not in the cache is an error, not a download.
     old = (datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE)
@@ -245,13 +260,14 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()  # a run shows its own progress; datasets' bars would interleave
         try:
-            ds = datasets.load_dataset(name, **kw)
+            ds = datasets.load_dataset(source, **kw)
         finally:
             if bars:
                 datasets.enable_progress_bars()
     except Exception as exc:  # noqa: BLE001 - datasets raises many types for a missing dataset
         raise DataError(f"cannot load dataset {name!r} offline from the local cache: {exc}", file=name,
-                        expected="a local file or folder, or a dataset already in the Hugging Face cache") from None
+                        expected="a local file or folder, or a dataset already in the Hugging Face cache "
+                                 "(`promptweave data fetch CONFIG` puts a hub dataset there)") from None
     finally:
         datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE = old
         if env_old is None:
@@ -259,6 +275,31 @@ def read_hf_named(name: str, *, subset: str | None = None, data_files: Any = Non
         else:
             os.environ["HF_HUB_OFFLINE"] = env_old
     return from_hf(ds, name)
+
+
+def _check_hf_paths(name: str, data_files: Any, cache_dir: str | None) -> None:
+    """``datasets`` reads a name that is a local folder, every data file and its cache folder itself: each is
+    checked against the data roots first (a no-op outside a safe-mode dataset load)."""
+    if _is_local(name):
+        check_read(name, value=name)
+    stack: list[tuple[str, Any]] = [("data_files", data_files)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, (str, os.PathLike)):
+            check_read(item, field=where, value=str(item))
+        elif isinstance(item, Mapping):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    if cache_dir is not None:
+        check_read(str(cache_dir), field="cache_dir", value=cache_dir)
+
+
+def _is_local(name: str) -> bool:
+    try:
+        return os.path.exists(os.path.expanduser(name))
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def _datasets(where: str):

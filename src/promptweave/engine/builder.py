@@ -162,7 +162,7 @@ class PromptBuilder:
                  *, use_plans: bool = True, plan_cache: int = 4096) -> None:
         if model.kind == "api" and (dataset.template.kind_name == "RawPromptTemplate"
                                     or getattr(dataset.template, "raw_messages", False)):
-            from promptweave.render.meta import with_api_roles  # forms hook: raw messages keep their roles
+            from promptweave.render.meta import with_api_roles  # raw messages keep their roles
 
             model = with_api_roles(model)
         self.dataset = dataset
@@ -184,9 +184,9 @@ class PromptBuilder:
         self._names = sorted(self.template.placeholder_names())
         self._unused_ice_warned = False
         self._plans_ok = use_plans and not _has_marker_literals(dataset, model)
-        if self._plans_ok and getattr(self.template, "expand_columns", list)():  # forms hook: turns from the row
+        if self._plans_ok and getattr(self.template, "expand_columns", list)():  # turns from the row
             self._plans_ok = False
-        if getattr(self.template, "per_row", False):  # forms hook: a turn's text computed from the row's values
+        if getattr(self.template, "per_row", False):  # a turn's text computed from the row's values
             self._plans_ok = False
         if model.meta is not None and self.mode == "gen" and model.kind == "lm":
             model.meta.warn_if_no_generate(file=model.file)

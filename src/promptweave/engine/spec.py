@@ -91,11 +91,12 @@ def build_template(cfg: Any, *, file: str | None, field_path: str) -> PromptTemp
     kind_name = kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
     kind_name = kind_name.rsplit(".", 1)[-1]
     if kind_name not in _TEMPLATE_TYPES:
+        from promptweave.compat.suites import resolve
         from promptweave.compat.templates import ROW_TEMPLATES
         from promptweave.errors import UnsupportedError
 
         if kind_name in ROW_TEMPLATES:  # a reference class that writes the prompt from the row (OlympiadBench)
-            return ROW_TEMPLATES[kind_name].from_config(cfg, kind_name=kind_name, file=file, field=field_path)
+            return resolve(ROW_TEMPLATES[kind_name]).from_config(cfg, kind_name=kind_name, file=file, field=field_path)
 
         # reference dataset modules define template classes whose prompt is computed by their code
         raise UnsupportedError(f"unknown template type {kind_name!r} (a template class whose prompt is written by "
@@ -236,7 +237,7 @@ class DatasetSpec:
         if not columns:
             return
         cols = sorted(columns)
-        adv_key = self.inferencer.settings.get("adv_key")  # search hook: AttackInferencer fills it with each prompt
+        adv_key = self.inferencer.settings.get("adv_key")  # AttackInferencer fills it with each prompt
         for name, tpl in (("prompt_template", self.prompt_template), ("ice_template", self.ice_template)):
             if tpl is None:
                 continue

@@ -29,7 +29,7 @@ class BridgedEvaluator:
         from promptweave.compat.bridge import is_static
 
         self.static = cls.at(f"{where}.type") if is_static(cls) else None
-        if self.static is not None:  # bridge hook: built only when scoring needs it, and that fails typed
+        if self.static is not None:  # built only when scoring needs it, and that fails typed
             self.cls = self.static  # the handle that names its field (``find_static`` may meet either)
             return
         try:

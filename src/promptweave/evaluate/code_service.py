@@ -17,7 +17,6 @@ import warnings
 from typing import Any
 
 from promptweave.errors import EvaluationError
-from promptweave.evaluate.postprocess import humaneval_postprocess_v2
 
 SERVICE_DOC = "https://opencompass.readthedocs.io/en/latest/advanced_guides/code_eval_service.html"
 
@@ -77,7 +76,9 @@ _END_WORDS = ("\ndef", "\nclass", "\n#", "\nassert", '\n"""', "\nprint", "\nif",
 
 
 def _python_body(text: str) -> str:
-    text = "    " + humaneval_postprocess_v2(text).lstrip()
+    from promptweave.compat.postprocessors import POSTPROCESSORS  # HumanEval's rule, found through its suite
+
+    text = "    " + POSTPROCESSORS["humaneval_postprocess_v2"](text).lstrip()
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.strip() and line[0] not in " \t":  # the body ends at the first unindented line

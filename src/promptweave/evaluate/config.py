@@ -78,7 +78,7 @@ def build_postprocessor(cfg: Any, where: str, allow_code: bool = False) -> Calla
             fn = found[1]
             from promptweave.compat.bridge import is_static
 
-            if is_static(fn):  # bridge hook: a function read from an unimportable reference names its field
+            if is_static(fn):  # a function read from an unimportable reference names its field
                 fn = fn.at(f"{where}.type")
         elif callable(t) and allow_code:
             fn = t  # the user opted in to running code from configs
@@ -140,11 +140,12 @@ def build_evaluator(cfg: Any, where: str, *, mode: str = "gen", allow_code: bool
 
     cls = lookup(evs, cfg["type"], name)
     from promptweave.compat.evaluators import BY_MODULE
+    from promptweave.compat.suites import resolve
 
     origin = module_of(cfg["type"])
     for (module_part, short), alt in BY_MODULE.items():
         if short == name and f".{module_part}." in f".{origin}.":
-            cls = alt
+            cls = resolve(alt)
     post = build_postprocessor(kwargs.pop("pred_postprocessor", None), f"{where}.pred_postprocessor", allow_code)
     if cls is None:
         from promptweave.compat.bridge import reference_class
@@ -349,7 +350,7 @@ def prepare_tasks(tasks: Sequence[Any], *, allow_code_exec: bool = False, judge_
         if ev is None:
             continue
         ev.check(allow_code_exec=allow_code_exec, judge=bool(judge_model))
-        # forms hook: an evaluator whose optional package is missing is refused here (lint only notes it)
+        # an evaluator that says itself it cannot score here is refused (lint makes this check too)
         from promptweave.evaluate.extras import require
 
         require(ev.evaluator, ev.where)

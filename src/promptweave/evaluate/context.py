@@ -41,5 +41,5 @@ class EvalContext:
     # whose predictions these are (pairwise judges find the other model's answers by these names)
     dataset: str | None = None
     model: str | None = None
-    # agent hook: each row's recorded agent steps (AgentInferencer every / every_with_gt), for CIBenchEvaluator
+    # each row's recorded agent steps (AgentInferencer every / every_with_gt), for CIBenchEvaluator
     steps: Sequence[Any] | None = None

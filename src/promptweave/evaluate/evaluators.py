@@ -6,8 +6,6 @@ A length mismatch is an :class:`EvaluationError` (the reference raises before sc
 """
 from __future__ import annotations
 
-import difflib
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -16,9 +14,7 @@ from promptweave.errors import EvaluationError
 from promptweave.evaluate import math_equiv
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.postprocess import (
-    bbh_freeform_postprocess,
     general_postprocess,
-    normalize_answer,
 )
 
 
@@ -48,7 +44,7 @@ class Evaluator:
         raise NotImplementedError
 
 
-class _RowEvaluator(Evaluator):
+class RowEvaluator(Evaluator):
     """Accuracy-like: a per-row verdict, ``metric = 100 * correct / rows``, details with pred/answer/correct."""
 
     metric = "accuracy"
@@ -66,7 +62,7 @@ class _RowEvaluator(Evaluator):
         return Scores({self.metric: pct(sum(correct), len(correct))}, correct, details)
 
 
-class AccEvaluator(_RowEvaluator):
+class AccEvaluator(RowEvaluator):
     """Accuracy: prediction and gold compared as text (``str(pred) == str(gold)``), as the reference's label map."""
 
     name = "AccEvaluator"
@@ -84,7 +80,7 @@ class PPLAccEvaluator(AccEvaluator):
     name = "PPLAccEvaluator"
 
 
-class AccwithDetailsEvaluator(_RowEvaluator):
+class AccwithDetailsEvaluator(RowEvaluator):
     """Accuracy with the prompt in each detail; compares values as they are (``pred == ref``)."""
 
     name = "AccwithDetailsEvaluator"
@@ -101,33 +97,7 @@ class AccwithDetailsEvaluator(_RowEvaluator):
         return Scores({"accuracy": pct(sum(correct), len(correct))}, correct, details)
 
 
-class GPQAEvaluator(_RowEvaluator):
-    name = "GPQAEvaluator"
-
-    def judge_row(self, pred, ref):
-        return pred == ref, {"pred": pred, "answer": ref}
-
-
-class BBHEvaluatorMCQ(_RowEvaluator):
-    name = "BBHEvaluator_mcq"
-    metric = "score"
-
-    def judge_row(self, pred, ref):
-        return pred == ref, {"pred": pred, "answer": ref}
-
-
-class BBHEvaluator(_RowEvaluator):
-    """Free-form BBH: both sides through ``bbh_freeform_postprocess``, compared case-insensitively."""
-
-    name = "BBHEvaluator"
-    metric = "score"
-
-    def judge_row(self, pred, ref):
-        p, r = bbh_freeform_postprocess(pred), bbh_freeform_postprocess(ref)
-        return p.casefold() == r.casefold(), {"pred": p, "answer": r}
-
-
-class EMEvaluator(_RowEvaluator):
+class EMEvaluator(RowEvaluator):
     """Exact match after ``general_postprocess``; a reference is a list of accepted answers."""
 
     name = "EMEvaluator"
@@ -140,20 +110,7 @@ class EMEvaluator(_RowEvaluator):
         return (p in processed or p in refs), {"pred": p, "answer": sorted(set(processed + refs), key=str)}
 
 
-class Gsm8kEvaluator(_RowEvaluator):
-    """Equal as text, or as numbers within 1e-6 (gold read as an integer, as the reference)."""
-
-    name = "Gsm8kEvaluator"
-
-    def judge_row(self, pred, ref):
-        try:
-            ok = pred == ref or abs(float(pred) - int(ref)) < 1e-6
-        except (TypeError, ValueError, OverflowError):
-            ok = False
-        return ok, {"pred": pred, "answer": ref}
-
-
-class MATHEvaluator(_RowEvaluator):
+class MATHEvaluator(RowEvaluator):
     """MATH equivalence (``version='v1'`` or ``'v2'`` normalisation)."""
 
     name = "MATHEvaluator"
@@ -170,7 +127,7 @@ class MATHEvaluator(_RowEvaluator):
         return math_equiv.is_equiv(pred, ref, self.version), {"pred": pred, "answer": ref}
 
 
-class _OpenQA(_RowEvaluator):
+class OpenQA(RowEvaluator):
     """TriviaQA / NQ: the first line of the answer, lower-cased and normalised, contains a gold answer."""
 
     metric = "score"
@@ -183,26 +140,6 @@ class _OpenQA(_RowEvaluator):
         refs = list(ref) if isinstance(ref, (list, tuple)) else [ref]
         cands = [general_postprocess(str(j)).lower() for j in refs]
         return any(c in p for c in cands), {"pred": p, "answer": cands}
-
-
-class TriviaQAEvaluator(_OpenQA):
-    name = "TriviaQAEvaluator"
-
-    def clean(self, prediction: str) -> str:
-        p = prediction.strip().split("\n")[0].lower()
-        for marker in ("answer is", "a:", "answer:"):
-            p = p.split(marker)[-1]
-        return general_postprocess(p.strip())
-
-
-class NQEvaluator(_OpenQA):
-    name = "NQEvaluator"
-
-    def clean(self, prediction: str) -> str:
-        p = prediction.strip().split("\n")[0].lower()
-        if "answer is" in p:
-            p = p.split("answer is")[-1]
-        return general_postprocess(p)
 
 
 class CircularEvaluator(Evaluator):
@@ -354,11 +291,6 @@ class BleuEvaluator(Evaluator):
         return Scores(metrics, [None] * len(predictions), extra=extra)
 
 
-class BleuFloresEvaluator(BleuEvaluator):
-    name = "BleuFloresEvaluator"
-    tokenize = "flores200"
-
-
 # -- LongBench ---------------------------------------------------------------------------------------------------
 
 
@@ -374,128 +306,6 @@ class BilingualEvaluator(Evaluator):
         self.language = language
         if language == "zh":
             self.requires = (*getattr(type(self), "requires", ()), "jieba")
-
-
-class _LongBench(BilingualEvaluator):
-    """A per-row score in [0, 1] (best over the row's references), reported as ``score`` ×100."""
-
-    def row(self, pred: str, refs: Any) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        per = [self.row(str(p), r) for p, r in zip(predictions, references)]
-        return Scores({"score": pct(sum(per), len(per))}, [s >= 1.0 for s in per],
-                      [{"pred": p, "score": s} for p, s in zip(predictions, per)])
-
-
-def _token_f1(pred: list[str], ref: list[str]) -> float:
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
-        return 0.0
-    p, r = same / len(pred), same / len(ref)
-    return 2 * p * r / (p + r)
-
-
-def _as_list(refs: Any) -> list:
-    return list(refs) if isinstance(refs, (list, tuple)) else [refs]
-
-
-class LongBenchF1Evaluator(_LongBench):
-    name = "LongBenchF1Evaluator"
-
-    def row(self, pred, refs):
-        if self.language != "en":
-            need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
-            import jieba
-
-            from promptweave.evaluate.postprocess import normalize_zh_answer
-
-            def toks(s: str) -> list[str]:
-                return [t for t in (normalize_zh_answer(x) for x in jieba.cut(s, cut_all=False)) if t]
-        else:
-            def toks(s: str) -> list[str]:
-                return normalize_answer(s).split()
-        return max([_token_f1(toks(pred), toks(str(r))) for r in _as_list(refs)] + [0.0])
-
-
-class LongBenchRetrievalEvaluator(_LongBench):
-    name = "LongBenchRetrievalEvaluator"
-
-    def row(self, pred, refs):
-        total = 0.0
-        for ref in _as_list(refs):
-            ids = re.findall(r"Paragraph (\d+)" if self.language == "en" else r"段落(\d+)", str(ref))
-            if not ids:
-                continue  # the reference would raise IndexError here
-            numbers = re.findall(r"\d+", pred)
-            total += 0.0 if not numbers else sum(n == ids[0] for n in numbers) / len(numbers)
-        return total
-
-
-class LongBenchCountEvaluator(_LongBench):
-    name = "LongBenchCountEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        total = 0.0
-        for ref in _as_list(refs):
-            numbers = re.findall(r"\d+", pred)
-            total += 0.0 if not numbers else sum(n == str(ref) for n in numbers) / len(numbers)
-        return total
-
-
-class LongBenchClassificationEvaluator(_LongBench):
-    name = "LongBenchClassificationEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        if not isinstance(refs, dict) or "answers" not in refs or "all_classes" not in refs:
-            raise EvaluationError("LongBenchClassificationEvaluator needs golds {'answers': [...], "
-                                  "'all_classes': [...]}", field="evaluator", value=refs)
-        total = 0.0
-        for ref in refs["answers"]:
-            matched = [c for c in refs["all_classes"] if c in pred]
-            # the reference removes from the list it iterates, which skips the element after each removal
-            i = 0
-            while i < len(matched):
-                term = matched[i]
-                if term in ref and term != ref:
-                    matched.remove(term)
-                    i += 1
-                    continue
-                i += 1
-            if ref in matched:  # the reference's "!= 0" test is always true, so the similarity branch never runs
-                total += 1.0 / len(matched)
-        return total
-
-
-class LongBenchRougeEvaluator(_LongBench):
-    """ROUGE-L F of the ``rouge`` package (as the reference), best over the references; ``zh`` segments with jieba."""
-
-    name = "LongBenchRougeEvaluator"
-    requires: tuple[str, ...] = ("rouge",)
-
-    def row(self, pred, refs):
-        rouge = need_package("rouge", "metrics", self.name)
-        best = 0.0
-        for ref in _as_list(refs):
-            ref = str(ref)
-            if self.language == "zh":
-                jieba = need_package("jieba", "metrics-zh", f"{self.name}(language='zh')")
-                # the reference re-segments the already segmented prediction for every reference; same here
-                pred = " ".join(jieba.cut(pred, cut_all=False))
-                ref = " ".join(jieba.cut(ref, cut_all=False))
-            try:
-                cur = rouge.Rouge().get_scores([pred], [ref], avg=True)["rouge-l"]["f"]
-            except Exception:  # noqa: BLE001 - empty hypotheses raise in `rouge`; the reference scores them 0
-                cur = 0.0
-            best = max(best, cur)
-        return best
 
 
 class JiebaRougeEvaluator(Evaluator):
@@ -515,28 +325,6 @@ class JiebaRougeEvaluator(Evaluator):
         sc = rouge.Rouge().get_scores(preds, refs, avg=True)
         return Scores({"rouge1": sc["rouge-1"]["f"] * 100, "rouge2": sc["rouge-2"]["f"] * 100,
                        "rougeL": sc["rouge-l"]["f"] * 100}, [None] * len(preds))
-
-
-class LongBenchCodeSimEvaluator(_LongBench):
-    """Similarity of the first code line (no backticks or comments) to the reference, as ``fuzz.ratio``."""
-
-    name = "LongBenchCodeSimEvaluator"
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, pred, refs):
-        best = 0.0
-        for ref in _as_list(refs):
-            line = ""
-            for cand in pred.lstrip("\n").split("\n"):
-                if "`" not in cand and "#" not in cand and "//" not in cand:
-                    line = cand
-                    break
-            pred = line  # the reference overwrites the prediction inside its loop; kept for equal scores
-            ratio = difflib.SequenceMatcher(None, line, str(ref)).ratio()
-            best = max(best, round(ratio * 100) / 100)
-        return best
 
 
 class AveragePPLEvaluator(Evaluator):
@@ -599,172 +387,3 @@ def levenshtein(a: str, b: str) -> int:
             cur.append(min(prev[j + 1] + 1, cur[j] + 1, prev[j] + (ca != cb)))
         prev = cur
     return prev[-1]
-
-
-def _needle_gold(reference: str) -> tuple[str, str]:
-    parts = str(reference).split("*")
-    if len(parts) < 2:
-        raise EvaluationError("NeedleBench golds look like 'answer*keyword'", field="evaluator", value=reference)
-    return parts[0], parts[1]
-
-
-class NeedleBenchOriginEvaluator(Evaluator):
-    """Single needle (NeedleBench v1): 100 when the keyword is in the reply, else 20% of the edit similarity of the
-    whitespace-free reply to the answer (``use_trim`` cuts the reply to about the answer's length first)."""
-
-    name = "NeedleBenchOriginEvaluator"
-
-    def __init__(self, use_trim: bool = False, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.use_trim = use_trim
-
-    @staticmethod
-    def trim(pred: str, ref: str) -> str:
-        lo, hi = int(0.8 * len(ref)), int(1.2 * len(ref))
-        cut = pred[:hi]
-        if len(cut) > lo and ref and ref[-1] in cut[lo:]:
-            cut = cut[:lo + cut[lo:].index(ref[-1]) + 1]
-        return cut
-
-    def row(self, raw: str, reference: str) -> tuple[float, dict]:
-        answer, keyword = _needle_gold(reference)
-        pred, ref = re.sub(r"\s+", "", raw), re.sub(r"\s+", "", answer)
-        if self.use_trim:
-            pred = self.trim(pred, ref)
-        dist = levenshtein(pred, ref)
-        longest = max(len(pred), len(ref))
-        score = 100 * (1 - dist / longest) if longest else 100
-        score = 100 if keyword in raw else 0.2 * score
-        return score, {"pred": pred, "answer": ref, "edit_distance": dist, "score": score}
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        rows = [self.row(str(p), r) for p, r in zip(predictions, references)]
-        total = sum(s for s, _ in rows)
-        return Scores({"score": total / len(rows) if rows else 0.0}, [s == 100 for s, _ in rows], [d for _, d in rows])
-
-
-class NeedleBenchV2OriginEvaluator(NeedleBenchOriginEvaluator):
-    """NeedleBench v2's single needle: 100 when the keyword is in the reply, else 0."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-
-    def row(self, raw: str, reference: str) -> tuple[float, dict]:
-        answer, keyword = _needle_gold(reference)
-        score = 100 if keyword in raw else 0
-        return score, {"pred": re.sub(r"\s+", "", raw), "answer": re.sub(r"\s+", "", answer), "score": score}
-
-
-class NeedleBenchMultiEvaluator(Evaluator):
-    """Multiple needles: the share of the gold's keywords (after '*', space separated) found in the reply."""
-
-    name = "NeedleBenchMultiEvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        per, details = [], []
-        for p, r in zip(predictions, references):
-            parts = str(r).split("*")
-            if len(parts) != 2:
-                raise EvaluationError("NeedleBench multi golds look like 'answer*kw1 kw2'", field="evaluator",
-                                      value=r)
-            words = parts[1].lower().split()
-            hit = sum(1 for w in words if w in str(p).lower())
-            s = hit * (100 / len(words)) if words else 0
-            per.append(s)
-            details.append({"pred": str(p).lower(), "answer": r, "matched_keywords": hit, "score": s})
-        return Scores({"score": sum(per) / len(per) if per else 0.0}, [s >= 100 for s in per], details)
-
-
-class NeedleBenchParallelEvaluator(Evaluator):
-    """Parallel needles: golds 'kw1*kw2#depth1*depth2'; ``Depth<d>`` is the share of rows whose reply holds the
-    needle at depth d (×100), ``average_score`` their mean. Depths come from the first row, as the reference."""
-
-    name = "NeedleBenchParallelEvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        if not predictions:
-            return Scores({"average_score": 0.0}, [])
-        try:
-            depths = [int(i) for i in str(references[0]).split("#")[1].split("*")]
-        except (IndexError, ValueError):
-            raise EvaluationError("NeedleBench parallel golds look like 'kw1*kw2#10*50'", field="evaluator",
-                                  value=references[0]) from None
-        by_depth = dict.fromkeys(depths, 0.0)
-        correct = []
-        for p, r in zip(predictions, references):
-            words = str(r).split("#")[0].split("*")
-            found = [w in str(p) for w in words]
-            for w, d in zip(words, depths):
-                if w in str(p):
-                    by_depth[d] += 100 / len(predictions)
-            correct.append(all(found))
-        metrics = {f"Depth{d}": s for d, s in by_depth.items()}
-        metrics["average_score"] = sum(by_depth.values()) / len(by_depth)
-        return Scores(metrics, correct)
-
-
-class BabiLongEvaluator(Evaluator):
-    """BABILong: the gold's first item, lower-cased, inside the reply's first sentence (before any <context> or
-    <example> the model starts); ``score`` ×100 rounded to 2 places."""
-
-    name = "BabiLongEvaluator"
-
-    @staticmethod
-    def match(target: str, output: str) -> bool:
-        out = output.lower().split(".")[0].split("<context>")[0].split("<example>")[0]
-        return target.lower() in out
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        ok = []
-        for p, r in zip(predictions, references):
-            first = r[0] if isinstance(r, (list, tuple)) and r else r
-            ok.append(self.match(str(first), str(p)))
-        return Scores({"score": round(pct(sum(ok), len(ok)), 2)}, ok)
-
-
-class AccDropEvaluator(AccEvaluator):
-    """AdvGLUE: the first half of the rows is attacked, the second the originals; ``acc_drop`` = 1 - after/before."""
-
-    name = "AccDropEvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        check_lengths(predictions, references, self.name)
-        n = len(predictions)
-        if n % 2:
-            raise EvaluationError("AccDropEvaluator needs an even number of rows (attacked + original)",
-                                  field="evaluator", value=n)
-        after = AccEvaluator.score(self, predictions[:n // 2], references[:n // 2])
-        before = AccEvaluator.score(self, predictions[n // 2:], references[n // 2:])
-        b, a = before.metrics["accuracy"], after.metrics["accuracy"]
-        return Scores({"acc_drop": 1 - a / b if b else 0.0, "acc_after": a, "acc_before": b},
-                      after.correct + before.correct)
-
-
-class MRCREvaluator(Evaluator):
-    """OpenAI MRCR: gold is JSON ``{"answer", "prefix"}``; a reply not starting with the prefix scores 0, else the
-    ``difflib`` similarity of the rest to the answer's rest; ``score`` is the mean ×100."""
-
-    name = "MRCREvaluator"
-
-    def score(self, predictions, references, ctx=None) -> Scores:
-        import json
-
-        check_lengths(predictions, references, self.name)
-        per, details = [], []
-        for p, r in zip(predictions, references):
-            try:
-                gold = json.loads(r) if isinstance(r, str) else dict(r)
-                answer, prefix = str(gold["answer"]), str(gold["prefix"])
-            except (ValueError, TypeError, KeyError):
-                raise EvaluationError("MRCR golds are JSON with 'answer' and 'prefix'", field="evaluator",
-                                      value=r) from None
-            p = str(p)
-            s = difflib.SequenceMatcher(None, p[len(prefix):], answer[len(prefix):]).ratio() \
-                if p.startswith(prefix) else 0.0
-            per.append(s)
-            details.append({"pred": p, "answer": answer, "score": s})
-        return Scores({"score": pct(sum(per), len(per))}, [s == 1.0 for s in per], details)

@@ -60,20 +60,39 @@ def _unwrap(fn: Any) -> Any:
     return fn
 
 
-def require_task(evaluation: Any, *, task: str, file: str | None = None, retriever: Any = None) -> None:
+def require_task(evaluation: Any, *, task: str, file: str | None = None, retriever: Any = None,
+                 retriever_where: str = "infer_cfg.retriever") -> None:
     """Before any model call: one :class:`MissingExtraError` naming ``task`` ("dataset × model") when its
-    evaluator, postprocessors or retriever need a package that is not installed."""
+    evaluator, postprocessors or retriever need a package that is not installed. Its field is the part that needs
+    it (``eval_cfg.evaluator.type``, ``eval_cfg.pred_postprocessor.type``, ``<retriever_where>.type``, in that
+    order); the message names every part that lacks a package, the fix every extra."""
     if evaluation is None:
         return
     ev = evaluation.evaluator
-    posts = [_unwrap(p) for p in (evaluation.pred_postprocessor, evaluation.dataset_postprocessor,
-                                  evaluation.model_postprocessor, getattr(ev, "pred_postprocessor", None))
-             if p is not None]
-    parts = [*posts, *([retriever] if retriever is not None else [])]
+    where = evaluation.where
+    # the evaluator with its own postprocessor and the model's (both run as part of scoring), then the eval_cfg's
+    # postprocessors, then the retriever: each blamed in its own field
+    parts: list[tuple[str, list[Any]]] = [
+        (f"{where}.evaluator.type", [ev, *_present(getattr(ev, "pred_postprocessor", None),
+                                                   evaluation.model_postprocessor)]),
+        (f"{where}.pred_postprocessor.type", _present(evaluation.pred_postprocessor)),
+        (f"{where}.dataset_postprocessor.type", _present(evaluation.dataset_postprocessor)),
+        (f"{retriever_where}.type", _present(retriever)),
+    ]
+    rows = getattr(evaluation, "test_rows", ()) or ()
     # missing packages only: an evaluator that says itself it cannot score here (``unavailable()``, e.g. LawBench
-    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared, as before
-    found = _problem(ev, parts, own_check=False, rows=getattr(evaluation, "test_rows", ()) or ())
-    if found:
-        msg, fix = found
-        raise MissingExtraError(f"task {task}: {msg}", file=file, field=f"{evaluation.where}.evaluator.type",
-                                value=getattr(ev, "name", type(ev).__name__), expected=fix)
+    # 2-1's ChERRANT) is refused by ``prepare_tasks`` when a run is prepared or a config linted
+    found = [(field_, _name(objs[0]), gaps) for field_, objs in parts if (gaps := _missing_of(objs, rows))]
+    if not found:
+        return
+    what = "; ".join(f"{who} needs {describe(gaps)[0]}" for _field, who, gaps in found)
+    _, fix = describe([g for *_rest, gaps in found for g in gaps])
+    raise MissingExtraError(f"task {task}: {what}", file=file, field=found[0][0], value=found[0][1], expected=fix)
+
+
+def _present(*objs: Any) -> list[Any]:
+    return [_unwrap(o) for o in objs if o is not None]
+
+
+def _name(obj: Any) -> str:
+    return str(getattr(obj, "name", None) or getattr(obj, "__name__", None) or type(obj).__name__)

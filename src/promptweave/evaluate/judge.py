@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from promptweave.compat.suites import Registry
 from promptweave.errors import JudgeError, PromptweaveError
 from promptweave.evaluate.context import EvalContext, Scores
 
@@ -55,12 +56,6 @@ def judge_metrics(grades: Sequence[str], true_tag: str = "A", false_tag: str = "
             "incorrect_count": float(wrong), "not_attempted_count": float(n - right - wrong)}
 
 
-def _abc_grade(judgement: str) -> str:
-    """SimpleQA-style grading: A correct, B incorrect, C (or nothing found) not attempted."""
-    m = re.search(r"(A|B|C)", judgement or "")
-    return m.group(0) if m else "C"
-
-
 def _post_generic(outputs, rows, refs, true_tag: str = "A", false_tag: str = "B"):
     grades = [grade_letter(o, true_tag, false_tag) for o in outputs]
     return judge_metrics(grades, true_tag, false_tag), grades, true_tag
@@ -71,59 +66,6 @@ def _post_academic(outputs, rows, refs, metric_name: str = "accuracy"):
     metrics = judge_metrics(grades, metric=metric_name)
     metrics.pop("f1", None)
     return metrics, grades, "A"
-
-
-def _abc_metrics(grades: Sequence[str]) -> dict[str, float]:
-    n = len(grades)
-    if not n:
-        return {"accuracy": 0.0, "accuracy_given_attempted": 0.0, "f1": 0.0}
-    is_c, is_w = grades.count("A") / n, grades.count("B") / n
-    given = is_c / (is_c + is_w) if is_c + is_w > 0 else 0.0
-    f1 = 2 * given * is_c / (given + is_c) if given + is_c > 0 else 0.0
-    return {"accuracy": is_c * 100, "accuracy_given_attempted": given * 100, "f1": f1}
-
-
-def _post_simpleqa(outputs, rows, refs):
-    grades = [_abc_grade(o) for o in outputs]
-    return _abc_metrics(grades), grades, "A"
-
-
-def _post_livereasonbench(outputs, rows, refs):
-    grades = [_abc_grade(o) for o in outputs]
-    metrics = _abc_metrics(grades)
-    metrics.pop("accuracy")  # this variant reports no plain accuracy
-    return metrics, grades, "A"
-
-
-def _post_supergpqa(outputs, rows, refs):
-    """Accuracy overall and per discipline / field / subfield (``SuperGPQA-<d>[-<f>[-<s>]]``), two decimals."""
-    grades = [grade_letter(o) for o in outputs]
-    stats: dict[str, list[int]] = {}
-    for g, row in zip(grades, list(rows) + [{}] * (len(grades) - len(rows))):
-        d, f, sub = (str(row.get(k, "unknown")) for k in ("discipline", "field", "subfield"))
-        for key in (f"SuperGPQA-{d}", f"SuperGPQA-{d}-{f}", f"SuperGPQA-{d}-{f}-{sub}"):
-            hit = stats.setdefault(key, [0, 0])
-            hit[0] += g == "A"
-            hit[1] += 1
-    right = grades.count("A")
-    metrics: dict[str, float] = {"accuracy": round(right / len(grades) * 100, 2) if grades else 0.0,
-                                 "total_correct": float(right), "total_count": float(len(grades))}
-    for key, (c, t) in stats.items():
-        metrics[key] = round(c / t * 100, 2)
-    return metrics, grades, "A"
-
-
-_CHEM_NUMBER = re.compile(r"(?:<NUMBER>\s*|\\boxed\{)\s*(-?\d*\.?\d+)\s*(?:</NUMBER>|\})")
-
-
-def _post_chem_exam(outputs, rows, refs):
-    """The judge's last ``<NUMBER>x</NUMBER>`` / ``\\boxed{x}`` is the row's score; ``final_score`` their mean ×100."""
-    scores = []
-    for o in outputs:
-        found = _CHEM_NUMBER.findall(o or "")
-        scores.append(float(found[-1]) if found else 0.0)
-    final = round(100 * sum(scores) / len(scores), 2) if scores else 0.0
-    return {"final_score": final}, [str(s) for s in scores], "1.0"
 
 
 _FIRST_NUMBER = re.compile(r"[-+]?\d*\.\d+|\d+\.\d*|\d+")
@@ -172,21 +114,16 @@ def _by_category(prefix: str, columns: Sequence[tuple[str, str]]):
     return post
 
 
-# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes)
-DICT_POSTPROCESSORS: dict[str, tuple[Callable[..., Any], frozenset[str]]] = {
+# judge-output ("dict") postprocessors: name -> (function, the config arguments it takes); then the suites' own
+DICT_POSTPROCESSORS: Registry = Registry({
     "generic_llmjudge_postprocess": (_post_generic, frozenset({"true_tag", "false_tag"})),
     "generic_llmjudge_academic_postprocess": (_post_academic, frozenset({"metric_name"})),
-    "simpleqa_postprocess": (_post_simpleqa, frozenset()),
-    "livereasonbench_postprocess": (_post_livereasonbench, frozenset()),
-    "supergpqa_llmjudge_postprocess": (_post_supergpqa, frozenset()),
-    "chem_exam_score_llmjudge_postprocess": (_post_chem_exam, frozenset()),
     "numerical_llmjudge_postprocess": (_post_numerical, frozenset()),
     "medmcqa_llmjudge_postprocess": (_by_category("medmcqa", (("subject", "subject_name"), ("topic", "topic_name"),
                                                               ("question_type", "choice_type"))), frozenset()),
     "medbullets_llmjudge_postprocess": (_by_category("Medbullets", (("question_type", "question_type"),)),
                                         frozenset()),
-}
-_DICT_POSTPROCESSORS = set(DICT_POSTPROCESSORS)
+}, "JUDGE_POSTPROCESSORS")
 
 
 def build_judge_template(cfg: Any, where: str) -> Any:
@@ -333,7 +270,7 @@ class GenericLLMEvaluator:
         package, fn = self.bridged_dict  # type: ignore[misc]
         from promptweave.compat.bridge import is_static
 
-        if is_static(fn):  # bridge hook: read from an unimportable reference's source only
+        if is_static(fn):  # read from an unimportable reference's source only
             raise fn.unavailable(field=f"{self.where}.dict_postprocessor.type")
         _, grades, true_tag = _post_generic([v["output"] for v in verdicts], rows, references)
         output = {str(i): {"prediction": v["output"], "gold": references[i] if i < len(references) else None,

@@ -275,54 +275,6 @@ class LMEvaluator(GenericLLMEvaluator):
         return jobs
 
 
-_UNSURE = ("不确定", "无法确定", "无法回答", "不知道", "不认识")
-RIGHT, WRONG = "[正确]", "[错误]"
-
-
-def charm_memory_verdict(pred: Any, ref: Any) -> str:
-    """CHARM's rule for its recommendation memory task: an unsure answer is wrong; a gold ``[not]x`` is right when
-    ``x`` is absent from the answer; otherwise right when any gold string (one, or a list) is in it."""
-    pred = pred if isinstance(pred, str) else str(pred)
-    if any(u in pred for u in _UNSURE):
-        return WRONG
-    negative = isinstance(ref, str) and ref.startswith("[not]")
-    golds = [ref[5:] if negative else ref] if isinstance(ref, str) else list(ref or [])
-    hit = any(str(g) in pred for g in golds)
-    return (WRONG if hit else RIGHT) if negative else (RIGHT if hit else WRONG)
-
-
-class CharmMemoryEvaluator:
-    """CHARM memory's rule-based evaluator, shaped as its judge siblings (``LMEvaluator``) are: each row gets a
-    ``[正确]``/``[错误]`` verdict in place of a judge reply and no metric (CHARM's summarizer counts them)."""
-
-    name = "CharmMemoryEvaluator"
-    needs = frozenset({"rows"})
-    pred_postprocessor = None
-
-    def __init__(self, prompt_template: Any = None, judge_cfg: Any = None, output_path: Any = None,
-                 dataset_cfg: Any = None, **unknown: Any) -> None:
-        allowed = set(LMEvaluator.FIELDS)
-        bad = sorted(k for k in unknown if k not in allowed)
-        if bad:
-            raise JudgeError("unknown CharmMemoryEvaluator setting", field=f"evaluator.{bad[0]}",
-                             expected=", ".join(LMEvaluator.FIELDS))
-
-    def score(self, predictions, references, ctx: EvalContext | None = None) -> Scores:
-        from promptweave.evaluate.evaluators import check_lengths
-
-        check_lengths(predictions, references, self.name)
-        rows = list(ctx.rows) if ctx is not None else []
-        details, correct = [], []
-        for i, (p, r) in enumerate(zip(predictions, references)):
-            verdict = charm_memory_verdict(p, r)
-            row = rows[i] if i < len(rows) else {}
-            question = "".join(f"{v}\n" for k, v in row.items() if k != "target")
-            details.append({"judge": {"prompt": [{"role": "HUMAN", "prompt": f"[Question]: {question}[Assistant's "
-                                                  f"Answer]: {p}"}], "output": verdict, "grade": verdict,
-                                      "model": "rule"}})
-            correct.append(verdict == RIGHT)
-        return Scores({}, correct, details, {"note": "no metric: CHARM's summarizer counts the [正确] verdicts"})
-
 
 def check_subjective(cfg: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The dataset config's subjective settings (``mode``, ``base_models``, ``infer_order``, ``given_pred``),
@@ -410,11 +362,16 @@ def load_base_predictions(base: str, subjective: Mapping[str, Any], ctx: EvalCon
                 if found is not None:
                     break
         if found is None and ctx is not None and ctx.workdir is not None and dataset:
+            from promptweave.errors import WorkdirFileError
             from promptweave.evaluate.judge_view import safe_name
+            from promptweave.safe_files import confined
 
             own = Path(ctx.workdir) / "predictions" / safe_name(base) / f"{safe_name(dataset)}.jsonl"
             tried.append(str(own))
-            found = _read_own_preds(own)
+            try:  # the work dir's own file only: a link out of it is not read
+                found = _read_own_preds(confined(own, ctx.workdir)) if own.exists() or own.is_symlink() else None
+            except WorkdirFileError as exc:
+                tried[-1] += f" ({exc.message})"
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise JudgeError(f"the base model {base!r}'s predictions cannot be read ({type(exc).__name__}: {exc})",
                          field=f"{subjective['where']}.given_pred", value=tried[-1] if tried else None) from None
@@ -440,4 +397,4 @@ def subjective_settings(dataset_cfg: Any, file: str | None = None) -> dict[str, 
     return out
 
 
-__all__ = ["CharmMemoryEvaluator", "LMEvaluator", "check_subjective", "load_base_predictions", "subjective_settings"]
+__all__ = ["LMEvaluator", "check_subjective", "load_base_predictions", "subjective_settings"]

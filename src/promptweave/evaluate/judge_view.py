@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import JudgeError
+from promptweave.errors import JudgeError, WorkdirFileError
+from promptweave.safe_files import confined
 
 
 def safe_name(name: str) -> str:  # the run's file naming (promptweave/filenames.py)
@@ -21,6 +22,10 @@ def judge_records(workdir: Path, model: str, dataset: str, indices: Sequence[int
     if not path.is_file():
         raise JudgeError("no predictions for this dataset × model in the work dir", file=str(path),
                          expected="the -w folder of a finished `promptweave run`")
+    try:  # inside the work dir only: a predictions file linked from elsewhere is not read
+        path = confined(path, workdir)
+    except WorkdirFileError as exc:
+        raise JudgeError(f"predictions {exc.message}", file=str(path)) from None
     out = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):

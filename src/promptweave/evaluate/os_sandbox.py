@@ -279,7 +279,7 @@ def require(mode: str, *, field: str = FLAG, file: str | None = None) -> None:
         import warnings
 
         if os.geteuid() == 0:
-            root_drop(throwaway_id())  # refused here, at plan time, where it cannot drop root
+            as_throwaway_user(throwaway_id())  # refused here, at plan time, where it cannot drop root
 
         from promptweave.errors import PromptweaveWarning
 
@@ -389,7 +389,7 @@ class Sandboxed:
         if os.geteuid() == 0:
             uid = throwaway_id()
             os.chown(tmp.name, uid, uid)
-            argv = [*root_drop(uid), *argv]
+            argv = [*as_throwaway_user(uid), *argv]
         try:
             proc = _spawn(subprocess.Popen, list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                           cwd=tmp.name, env={**env, "HOME": tmp.name}, start_new_session=True, close_fds=True)
@@ -473,7 +473,7 @@ def _setpriv(uid: int, caps: str, setpriv: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=4)
-def drop_plan(setpriv: str | None = _SETPRIV) -> tuple[str, str]:
+def unprivileged_plan(setpriv: str | None = _SETPRIV) -> tuple[str, str]:
     """How model code drops root here (found once): ``("setpriv", caps)`` (util-linux's ``setpriv``, keeping
     ``caps`` only where the interpreter needs them), ``("exec", "")`` (a small wrapper that drops and execs, where
     there is no ``setpriv`` and every user may run the interpreter) or ``("refuse", why)``."""
@@ -489,9 +489,9 @@ def drop_plan(setpriv: str | None = _SETPRIV) -> tuple[str, str]:
     return "refuse", f"a throwaway user cannot run {sys.executable} ({why}), and setpriv is not installed"
 
 
-def root_drop(uid: int, plan: tuple[str, str] | None = None) -> tuple[str, ...]:
+def as_throwaway_user(uid: int, plan: tuple[str, str] | None = None) -> tuple[str, ...]:
     """The command prefix that starts model code as the throwaway user ``uid`` (rlimits mode run as root)."""
-    how, what = plan or drop_plan()
+    how, what = plan or unprivileged_plan()
     if how == "refuse":
         raise CodeSandboxRootError(
             f"{FLAG}=rlimits runs as root here, and model code must not keep root's reach over every process; "
@@ -512,7 +512,7 @@ def _kill_user(uid: int) -> None:
     """Every process of a throwaway user, also those that left the session: ``kill(-1, SIGKILL)`` sent as that
     user reaches exactly its processes."""
     try:
-        subprocess.run([*root_drop(uid), sys.executable, "-I", "-S", "-c",
+        subprocess.run([*as_throwaway_user(uid), sys.executable, "-I", "-S", "-c",
                         "import os, signal; os.kill(-1, signal.SIGKILL)"], env={}, cwd="/", stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, close_fds=True)
     except (OSError, subprocess.SubprocessError, CodeSandboxRootError):

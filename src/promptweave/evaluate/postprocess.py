@@ -43,19 +43,6 @@ def first_line_lstrip_postprocess(text: str) -> str:
     return text.lstrip("\n").split("\n")[0]
 
 
-def xsum_postprocess(text: str) -> str:
-    return text.strip().split("\n")[0].strip()
-
-
-def lcsts_postprocess(text: str) -> str:
-    text = text.strip().split("\n")[0].replace("своей", "").strip()
-    if text.startswith("1. "):
-        text = text.replace("1. ", "")
-    if text.startswith("- "):
-        text = text.replace("- ", "")
-    return text.strip("“，。！”")
-
-
 # -- capitals and options ---------------------------------------------------------------------------------------
 
 
@@ -157,50 +144,8 @@ def last_number_postprocess(text: str) -> str:
     return s
 
 
-def infinitebench_first_number_postprocess(text: str) -> str | None:
-    m = re.search(r"\d+\.\d+|\d+", text)
-    return str(m.group(0).strip()) if m else None
-
-
-def gsm8k_dataset_postprocess(text: str) -> str:
-    """The gold number after '#### ' with thousands separators removed."""
-    parts = text.split("#### ")
-    if len(parts) < 2:
-        # the reference raises IndexError here; a gold answer without '####' is kept as written instead
-        return text.replace(",", "")
-    return parts[1].replace(",", "")
-
-
-def gsm8k_postprocess(text: str) -> str:
-    """The last number before any follow-up 'Question:' the model invented, or 'NULL'."""
-    text = text.split("Question:")[0]
-    numbers = re.findall(r"\-?\d+\.\d+|\-?\d+", text)
-    return numbers[-1] if numbers else "NULL"
-
-
-def mathbench_postprocess(text: str, name: str = "") -> str:
-    ans = text
-    lines = ans.split("答案是" if "_cn" in name else "The answer is")
-    split = len(lines) != 1
-    if split:
-        ans = lines[1].strip()
-    output = re.sub(r"(\d),(\d)", r"\1\2", ans)
-    numbers = re.findall(r"-?\d*\.?/?\d+|\d+", output)
-    if numbers:
-        return numbers[0] if split else numbers[-1]
-    return ans
-
-
 MGSM_ANSWER_PREFIX = {"en": "Answer", "bn": "উত্তর", "de": "Antwort", "es": "Respuesta", "fr": "Réponse",
                       "ja": "答え", "ru": "Ответ", "sw": "Jibu", "te": "సమాధానం", "th": "คำตอบ", "zh": "答案"}
-
-
-def mgsm_postprocess(text: str, lang: str = "en") -> str:
-    prefix = MGSM_ANSWER_PREFIX[lang]
-    if prefix not in text:
-        return ""
-    numbers = re.findall(r"\d+\.?\d*", text.split(prefix)[-1].strip().replace(",", ""))
-    return numbers[-1].rstrip(".") if numbers else ""
 
 
 # -- maths ------------------------------------------------------------------------------------------------------
@@ -222,82 +167,6 @@ def math_postprocess_v2(text: str) -> str:
         if re.search("final answer|answer is", piece.lower()):
             return normalize_final_answer(piece)
     return normalize_final_answer(text.split(".")[0])
-
-
-def theoremqa_postprocess(text: str) -> str:
-    text = text.strip()
-    matches = re.findall(r"answer is ([^\s]+)", text)
-    if not matches:
-        return text
-    return matches[0].strip().strip(".,?!\"';:")
-
-
-# -- BBH --------------------------------------------------------------------------------------------------------
-
-
-def bbh_mcq_postprocess(text: str) -> str:
-    ans = text
-    parts = ans.split("answer is ")
-    if len(parts) != 1:
-        ans = parts[1].strip()
-    m = re.search(r"\(([A-Z])\)*", ans)
-    if m:
-        return m.group(1)
-    m = re.search(r"([A-Z])", ans)
-    if m:
-        return m.group(1)
-    return ans
-
-
-def bbh_freeform_postprocess(text: str) -> str:
-    ans = text
-    parts = re.split(r"answer is\s*:?\s*", ans, flags=re.IGNORECASE)
-    if len(parts) != 1:
-        ans = parts[-1].strip()
-    ans = ans.split("\n")[0].strip()
-    if ans.endswith("."):
-        ans = ans[:-1].strip()
-    m = re.search(r"\*\*(.*?)\*\*", ans)
-    if m:
-        ans = m.group(1).strip()
-    for words in (r"^(yes|no)\b", r"^(true|false)\b"):
-        m = re.match(words, ans, flags=re.IGNORECASE)
-        if m:
-            return m.group(1).capitalize()
-    if not re.search(r"\d\s*,\s*\d", ans):
-        ans = re.sub(r"\s*,\s*", " ", ans)
-    return re.sub(r"\s+", " ", ans).strip()
-
-
-# -- code -------------------------------------------------------------------------------------------------------
-
-
-def humaneval_postprocess_v2(text: str) -> str:
-    """The first fenced code block (or the text), left-stripped."""
-    blocks = re.findall(r"```\w*\n(.*?)```", text, re.DOTALL)
-    if blocks:
-        text = blocks[0]
-    return text.lstrip()
-
-
-def humaneval_postprocess_v3(text: str) -> str:
-    blocks = re.findall(r"```\w*\n(.*?)```", text, re.DOTALL)
-    if blocks:
-        text = blocks[-1]
-    return text.lstrip()
-
-
-def humaneval_internal_v2_postprocess(text: str) -> str:
-    """The indented function body a base model continued with, up to the first unindented line."""
-    if text.startswith("   ") and not text.startswith("    "):
-        text = " " + text
-    pred = text.split("\n\n\n")[0].split("\n```")[0]
-    kept = []
-    for line in pred.split("\n"):
-        if line and line[0] != " ":
-            break
-        kept.append(line)
-    return "\n".join(kept)
 
 
 # -- config patterns --------------------------------------------------------------------------------------------
@@ -339,19 +208,6 @@ def extract_non_reasoning_content(text: str, think_start_token: str = "<think>",
         return compiled.sub("", text, timeout=safe_regex.TIMEOUT_S).strip()
     except TimeoutError:
         return safe_regex.search(pattern, text, where="extract_non_reasoning_content")  # raises the typed error
-
-
-def teval_postprocess(text: Any) -> str:
-    """T-Eval: the reply up to the first end-of-turn marker, without a ```json fence or doubled braces."""
-    if isinstance(text, str):
-        for marker in ("<eoa>", "<TOKENS_UNUSED_1>", "<|im_end|>", "\nuser", "\nUSER", "[INST]"):
-            text = text.split(marker)[0]
-        text = text.strip()
-        text = text.removeprefix("```json")
-        text = text.strip("`").strip()
-        if text[:2] == "{{" and text[-2:] == "}}":
-            text = text[1:-1]
-    return str(text)
 
 
 def material_postprocessor(text: str | None) -> str:

@@ -8,6 +8,7 @@ replies per turn. A failed model call ends its chat: the row records the error.
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -83,7 +84,7 @@ class AgentForm(Form):
         inf = AgentInferencer(p.ds, mspec, p.settings.get("infer_mode"), settings, file=p.file)
         records = [ConversationRecord(k, len(inf.conversation(k))) for k in todo]
         mcfg = agent_llm(mspec.config)
-        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=partial(p.make_model, mcfg),
                     records=records, mode=self.name, params=params, evaluation=evaluation,
                     golds={k: p.golds.get(k) for k in todo}, multiturn=inf,
                     settings={"infer_mode": inf.infer_mode, "agent": settings.source, "where": p.where})

@@ -274,6 +274,7 @@ class AgentConversation:
             turn.replies.append(reply)
             inner.append(("assistant", reply))
             thought, action, arg = p.parse(reply)
+            step: dict[str, Any]
             if action == "":
                 step = {"type": "FinishAction", "args": {"text": arg}, "result": {"text": arg}, "thought": thought,
                         "state": SUCCESS, "errmsg": None, "valid": VALID_FINISH}
@@ -317,7 +318,7 @@ def run_agents(convs: Sequence[AgentConversation], generate: Generate, render: C
             on_turn(upto - told.get(n, 0))
         told[n] = max(upto, told.get(n, 0))
 
-    def advance(gen: Generator, reply: str | None) -> list[Message] | None:
+    def advance(gen: Generator[list[Message], str, None], reply: str | None) -> list[Message] | None:
         try:
             return next(gen) if reply is None else gen.send(reply)
         except StopIteration:
@@ -367,7 +368,7 @@ MAX_SESSIONS = 8  # conversations (each with its Python process) alive at once
 class AgentInferencer:
     """AgentInferencer ``every`` / ``every_with_gt`` for one dataset × model: the rows' chats, the agent, the loop."""
 
-    def __init__(self, dataset: Any, model: Any, infer_mode: str, settings: AgentSettings = AgentSettings(), *,
+    def __init__(self, dataset: Any, model: Any, infer_mode: str | None, settings: AgentSettings = AgentSettings(), *,
                  file: str | None = None) -> None:
         from promptweave.forms.chat_loop import ChatDialogueTemplate
 
@@ -444,7 +445,8 @@ class AgentInferencer:
         conv = self.conversation(index)
         p, s = self.settings.protocol, self.settings
         system = p.system_prompt({s.tool_name: s.tool_description})
-        out, history = [], []
+        out: list[TurnView] = []
+        history: list[Message] = []
         for k, pos in enumerate(conv.bots):
             user = conv.messages[pos - 1][1]
             d = to_dialogue([("system", system), *history, ("user", user)])

@@ -67,12 +67,12 @@ def run_attack(task: Any, model: Any, cache: ResponseCache, progress: Callable[[
         board.append({"prompt_id": k, "prompt": prompt, "metrics": metrics,
                       "score": prompt_score(metrics, attack.metric_key, where=where) if keep else 0.0})
         lines += [json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows]
-    write_atomic(ppath, "".join(lines))
+    write_atomic(ppath, "".join(lines), root=workdir)
     ranked_pairs = rank([(b["prompt"], b["score"]) for b in board])
     order = sorted(range(len(board)), key=lambda n: board[n]["score"], reverse=True)
     ranked = [dict(board[n], rank=r + 1) for r, n in enumerate(order)]
     log = attacklog_path(workdir, task)
-    write_atomic(log, selection_log(ranked_pairs))
+    write_atomic(log, selection_log(ranked_pairs), root=workdir)
     extra: dict[str, Any] = {"metrics": dict(ranked[0]["metrics"]) if ranked else {},
                              "prompt_selection": {"adv_key": attack.adv_key, "metric_key": attack.metric_key,
                                                   "best_prompt_id": ranked[0]["prompt_id"] if ranked else None,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -194,7 +195,8 @@ class Form:
                                           rows=p.ds.test, model_cfg=mcfg, dataset_cfg=p.raw, file=p.file,
                                           names=(p.ds.abbr, mspec.abbr))
             # extras: a package the task needs is refused here, before any model call
-            require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever)
+            require_task(evaluation, task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file, retriever=p.ds.retriever,
+                         retriever_where=f"datasets[{p.i}].infer_cfg.retriever")
             require_backend(self.model_type_cfg(mcfg), task=f"{p.ds.abbr} × {mspec.abbr}", file=p.file,
                             where=f"models[{j}]")
             try:
@@ -204,7 +206,7 @@ class Form:
                                     seen=p.tokenizer_checks)
             except (UnsupportedError, ModelError) as exc:  # this pair only: the other tasks still run, this one fails with it
                 tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
-                                  make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                                  make_model=partial(p.make_model, mcfg),
                                   records=[], mode=self.name, evaluation=evaluation, refused=exc))
                 continue
             params = self.params(mcfg, p.settings)
@@ -247,7 +249,7 @@ class Form:
         except RoleError as exc:
             raise role_error(exc, p.raw, p.i, j, p.file) from None
         choices = list(settings.get("choices") or (builder.labels() if self.choices_from_labels else []))
-        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=partial(p.make_model, mcfg),
                     records=records, mode=self.name, params=params, evaluation=evaluation,
                     golds=p.golds if p.load_data else {}, choices=[str(c) for c in choices],
                     normalizing_str=p.ds.inferencer.normalizing_str, settings=self.task_settings(extra, records))

@@ -9,10 +9,11 @@ never sent still close the progress bar.
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import Any, Callable, Sequence
 
-from promptweave.forms.chat_loop import chat_prediction
 from promptweave.forms.base import DatasetPlan, Form
+from promptweave.forms.chat_loop import chat_prediction
 from promptweave.infer.records import to_jsonable
 from promptweave.work.task import Task
 
@@ -65,7 +66,7 @@ class ChatForm(Form):
         inf = chat_turns_inferencer(p.ds, mspec, params=params, file=p.file)
         records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode)) for k in todo]
         mcfg = mspec.config
-        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+        return Task(dataset=p.ds.abbr, model_name=mspec.abbr, make_model=partial(p.make_model, mcfg),
                     records=records, mode=self.name, params=params, evaluation=evaluation,
                     golds={k: p.golds.get(k) for k in todo}, multiturn=inf)
 

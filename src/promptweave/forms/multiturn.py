@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from promptweave.forms.turn_loop import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.forms.base import DatasetPlan, Form, score_settings
+from promptweave.forms.turn_loop import FATAL_STATUS, CachedGenerate, ConversationResult
 from promptweave.infer.records import to_jsonable
 from promptweave.work.output import jsonl, write_atomic
 from promptweave.work.task import Task
@@ -162,7 +163,7 @@ class MultiTurnForm(Form):
             records = [ConversationRecord(k, inf.template.n_requests(inf.conversation(k), inf.infer_mode))
                        for k in (range(n) if rows is None else rows)]
             tasks.append(Task(dataset=p.ds.abbr, model_name=mspec.abbr,
-                              make_model=lambda mcfg=mcfg: p.make_model(mcfg),
+                              make_model=partial(p.make_model, mcfg),
                               records=records, mode=self.name, params=params, evaluation=evaluation,
                               multiturn=inf, score_per=score.get("score_per", "turn"),
                               conversation_reduce=score.get("conversation_reduce", "all")))
@@ -171,7 +172,7 @@ class MultiTurnForm(Form):
     def run_task(self, task: Task, model: Any, cache: Any, progress: Callable[[int], None] | None, ppath: Path,
                  workdir: Path, on_row_error: str) -> tuple[dict[str, Any], int]:
         rows, extra = run_multiturn(task, model, cache, progress)
-        write_atomic(ppath, "".join(jsonl(r) for r in rows))
+        write_atomic(ppath, "".join(jsonl(r) for r in rows), root=workdir)
         return extra, task.rows
 
     def infer_rows(self, task: Task, model: Any, cache: Any,
@@ -187,7 +188,7 @@ class MultiTurnForm(Form):
     def count_prompts(self, task: Task, cfg: Any, opened: dict, no_data: bool) -> int:
         if no_data:
             return len(task.records)
-        from promptweave.config import open_model
+        from promptweave.engine.open import open_model
         from promptweave.forms.turn_loop import turn_prompts
 
         spec = next(s for s in opened.values() if s.abbr == task.dataset)

@@ -61,7 +61,8 @@ def form_of_dataset(spec: Any, *, strict: bool = True) -> Any | None:
 
 def view_turns(spec: Any, model: Any) -> Any:
     """The turn-by-turn prompts ``view`` shows for a dataset whose form runs a conversation per row, or None."""
-    return form_of_dataset(spec).view_turns(spec, model)
+    form = form_of_dataset(spec)
+    return None if form is None else form.view_turns(spec, model)
 
 
 def view_dataset(spec: Any) -> tuple[Any, str | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -20,7 +21,7 @@ from promptweave.work.task import LazyRecords, Task
 class VariantRecords(LazyRecords):
     """The records of several prompt variants of the same rows, variant after variant."""
 
-    def __init__(self, variants: Sequence[Sequence[Any]], rows: int) -> None:
+    def __init__(self, variants: Sequence[Sequence[Any] | LazyRecords], rows: int) -> None:
         self.variants = list(variants)
         self.n_rows = rows
         self.per_row = max(1, len(self.variants))
@@ -44,7 +45,7 @@ class VariantRecords(LazyRecords):
         return list(dict.fromkeys(r.index for r in first))
 
     def select_rows(self, start: int, stop: int | None = None) -> VariantRecords:
-        def cut(v: Sequence[Any]) -> Sequence[Any]:
+        def cut(v: Sequence[Any] | LazyRecords) -> Sequence[Any] | LazyRecords:
             if isinstance(v, LazyRecords):
                 return v.select_rows(start, stop)
             keep = list(dict.fromkeys(r.index for r in v))[start:stop]
@@ -95,7 +96,7 @@ def search_tasks(cfg: Any, ds: Any, raw: Any, i: int, mode: str, todo: range, go
                                            generation_kwargs=settings.get("generation_kwargs"))
                 builder = PromptBuilder(ds, mspec, "gen")
                 if load_data:
-                    records: Any = LazyRecords(lambda idx, b=builder: b.build_all(idx, with_prompt=True), todo)
+                    records: Any = LazyRecords(partial(builder.build_all, with_prompt=True), todo)
                     first = list(builder.build_all(todo[:1], with_prompt=True))
                 else:
                     records = first = builder.build_row(0, ids=[], with_prompt=True)
@@ -116,7 +117,7 @@ def search_tasks(cfg: Any, ds: Any, raw: Any, i: int, mode: str, todo: range, go
                 extra = {"attack": attack}
         except RoleError as exc:
             raise role_error(exc, raw, i, j, file) from None
-        tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=lambda mcfg=mcfg: make_model(mcfg),
+        tasks.append(Task(dataset=ds.abbr, model_name=mspec.abbr, make_model=partial(make_model, mcfg),
                           records=records, mode=mode, params=params, evaluation=evaluation,
                           golds=golds if load_data else {}, settings=extra))
         resolve_model_type(mcfg, file=file, field=f"models[{j}].type")

@@ -36,6 +36,7 @@ from promptweave.prompt.multiturn import (
     check_mode,
 )
 from promptweave.render.chat import to_openai_messages
+from promptweave.safe_files import atomic_writer
 
 Generate = Callable[[list[Any]], Sequence[Any]]
 
@@ -192,7 +193,7 @@ class MultiTurnGenInferencer:
                                 expected="MultiTurnPromptTemplate")
         self.dataset = dataset
         self.model = model
-        self.template: MultiTurnPromptTemplate = tpl
+        self.template: MultiTurnPromptTemplate = tpl  # type: ignore[assignment]  # or a source with its interface
         mode = infer_mode or dataset.inferencer.settings.get("infer_mode") or ("every" if template is None else "last")
         self.infer_mode = check_mode(mode)
         self.generate = None if generate is None else as_generate(generate, params)
@@ -292,9 +293,9 @@ class MultiTurnGenInferencer:
             still = []
             for i, prompt, (reply, err) in zip(active, prompts, answers):
                 ok = reply is not None
-                results[i].turns.append(TurnResult(i, k, ok, reply if ok else "", self.gold(convs[i], k), prompt,
+                results[i].turns.append(TurnResult(i, k, ok, reply or "", self.gold(convs[i], k), prompt,
                                                    err))
-                if ok:
+                if reply is not None:
                     replies[i].append(reply)
                     if k + 1 < todo[i]:
                         still.append(i)
@@ -310,7 +311,7 @@ def write_predictions(results: Iterable[ConversationResult], path: str | Path) -
     Returns the number of lines written.
     """
     n = 0
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_writer(Path(path)) as fh:  # never through a link planted at that name
         for conv in results:
             for t in conv.turns:
                 rec = asdict(t)

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError
-from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.records import RecordLike
+from promptweave.models.base import backend_identity_name, capabilities_of
 
 
 @dataclass

@@ -55,11 +55,11 @@ def corpus_rows(task: Any, model: Any, cache: ResponseCache | None,
     done = task.settings.setdefault("_rows", {})  # the task's settings dict outlives its batches
     if not done:
         corpus = task.settings.get("corpus")
-        for r in infer_sw_ce_loss(model, corpus if corpus is not None else task.records,
+        for w in infer_sw_ce_loss(model, corpus if corpus is not None else task.records,
                                   int(task.settings["block_size"]), int(task.settings["stride"]), cache, progress):
-            rec = {"loss": r.loss, "total_chr_num": r.total_chr_num}
-            done[r.index] = {"index": r.index, "prompt": to_jsonable(r.prompt), "shot_ids": r.shot_ids, **rec,
-                             "scored_tokens": r.scored_tokens, "output": rec, "prediction": rec, "gold": None}
+            rec = {"loss": w.loss, "total_chr_num": w.total_chr_num}
+            done[w.index] = {"index": w.index, "prompt": to_jsonable(w.prompt), "shot_ids": w.shot_ids, **rec,
+                             "scored_tokens": w.scored_tokens, "output": rec, "prediction": rec, "gold": None}
     seen: set[int] = set()
     for r in task.records:
         if r.index not in seen:

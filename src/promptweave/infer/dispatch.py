@@ -8,8 +8,14 @@ from promptweave.infer.cache import ResponseCache, request_key
 from promptweave.infer.failure import RowFailure
 from promptweave.infer.records import to_jsonable
 from promptweave.infer.score_values import compact, usable
-from promptweave.models.base import (GenerationParams, backend_batch_size, backend_identity, backend_identity_name,
-                                     backend_name, capabilities_of)
+from promptweave.models.base import (
+    GenerationParams,
+    backend_batch_size,
+    backend_identity,
+    backend_identity_name,
+    backend_name,
+    capabilities_of,
+)
 
 
 def model_identity(model: Any, cache: ResponseCache | None = None) -> dict[str, Any]:

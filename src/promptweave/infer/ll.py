@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import ModelError
-from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.ppl import group_by_row
 from promptweave.infer.records import RecordLike
+from promptweave.models.base import backend_identity_name, capabilities_of
 
 
 @dataclass
@@ -56,8 +56,8 @@ def infer_ll(model: Any, records: Sequence[RecordLike], conts: Mapping[int, Any]
                 raise ModelError("LLInferencer needs each label's prompt to end with the row's 'cont' text",
                                  field=f"row[{r.index}].cont", value=cont)
             n_ctx = model.count_tokens(text[:len(text) - len(cont)])
-            ll[r.label] = float(sum(lps[max(n_ctx - 1, 0):]))
+            ll[getattr(r, "label", None)] = float(sum(lps[max(n_ctx - 1, 0):]))
         best = max(ll.values())
         pred = next(k for k, v in ll.items() if v == best)
-        out.append(LLResult(grp[0].index, {r.label: r.rendered for r in grp}, ll, pred, list(grp[0].shot_ids or [])))
+        out.append(LLResult(grp[0].index, {getattr(r, "label", None): r.rendered for r in grp}, ll, pred, list(grp[0].shot_ids or [])))
     return out

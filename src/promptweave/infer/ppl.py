@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from promptweave.errors import ConfigError, ModelError
-from promptweave.models.base import backend_identity_name, capabilities_of
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.failure import RowFailure, first_failure
 from promptweave.infer.records import RecordLike, columns_of
 from promptweave.infer.score_values import is_compact
+from promptweave.models.base import backend_identity_name, capabilities_of
 
 
 def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None) -> float:
@@ -25,7 +25,7 @@ def average_nll(token_logprobs: Sequence[float], mask_length: int | None = None)
     tokens m+1..n count and the divisor is n - m.
     """
     if is_compact(token_logprobs) and mask_length is None:  # a summed score (infer/score_values.py)
-        return -token_logprobs["logprob_sum"] / token_logprobs["tokens"]  # type: ignore[index]
+        return -token_logprobs["logprob_sum"] / token_logprobs["tokens"]  # type: ignore[call-overload]
     n = len(token_logprobs) + 1
     if mask_length is None:
         return -sum(token_logprobs) / n

@@ -47,9 +47,10 @@ class RecordChunk(Sequence):
     def __init__(self, records: Iterable[Any] = (), prompts: list | None = None) -> None:
         self._records: list | None = records if type(records) is list else list(records)
         self._prompts = prompts
-        self._make = None
-        self._rows = None  # a chunk made from records reads its columns off them
-        self._per_row, self._labels, self._shots = 1, (), None
+        self._make: Callable[[], Iterable[Any]] | None = None
+        self._rows: Sequence[int] | None = None  # a chunk made from records reads its columns off them
+        self._per_row, self._labels = 1, ()
+        self._shots: tuple[Any, bool] = (None, False)
 
     @classmethod
     def from_columns(cls, make: Callable[[], Iterable[Any]], prompts: list, rows: Sequence[int],
@@ -75,7 +76,7 @@ class RecordChunk(Sequence):
             if paused:
                 gc.disable()
             try:
-                self._records = list(self._make())
+                self._records = list(self._make()) if self._make is not None else []
             finally:
                 if paused:
                     gc.enable()
@@ -85,13 +86,13 @@ class RecordChunk(Sequence):
     @property
     def prompts(self) -> list:
         if self._prompts is None:
-            self._prompts = [r.rendered for r in self._records]
+            self._prompts = [r.rendered for r in self.records()]
         return self._prompts
 
     @property
     def indices(self) -> Sequence[int]:
         if self._rows is None:
-            return [r.index for r in self._records]
+            return [r.index for r in self.records()]
         if self._per_row == 1:
             return self._rows
         return list(chain.from_iterable(map(repeat, self._rows, repeat(self._per_row))))
@@ -99,13 +100,13 @@ class RecordChunk(Sequence):
     @property
     def labels(self) -> Sequence[Any]:
         if self._rows is None:
-            return [getattr(r, "label", None) for r in self._records]
+            return [getattr(r, "label", None) for r in self.records()]
         return list(self._labels) * len(self._rows)
 
     @property
     def shot_ids(self) -> Sequence[Any]:
         if self._rows is None:
-            return [r.shot_ids for r in self._records]
+            return [r.shot_ids for r in self.records()]
         shots, per_row = self._shots
         if not per_row:
             return [shots] * len(self.prompts)

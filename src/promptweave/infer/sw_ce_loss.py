@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import ConfigError, DataError
-from promptweave.models.base import backend_batch_size
 from promptweave.infer.cache import ResponseCache
 from promptweave.infer.dispatch import CachedCaller
 from promptweave.infer.local_lm import prompt_text, require_local_lm
+from promptweave.models.base import backend_batch_size
 
 WHO = "SWCELossInferencer"
 

@@ -14,10 +14,11 @@ reference's API models do whatever ``n_*_sample`` says; a local model is asked `
 of its own), where the reference would beam-search ``n`` sequences.
 
 The prompt texts belong to the reference's prompt wrapper; they are read from the installed package's source
-(never imported, never copied here), see :class:`Game24Wrapper`.
+(never imported, never copied here), see ``suites/game24/wrapper.py``.
 """
 from __future__ import annotations
 
+import importlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,53 +67,14 @@ def reference_texts(module: str, names: Sequence[str], *, what: str, file: str |
     return {n: consts[n] for n in names}
 
 
-_G24_NAMES = ("standard_prompt", "cot_prompt", "propose_prompt", "value_prompt", "value_last_step_prompt")
-_G24_MODULE = "opencompass.datasets.game24"
-_VALUE_OF = (("impossible", 0.001), ("likely", 1), ("sure", 20))  # the reference's order: sums come out the same
+# a wrapper name -> its class, by module path (a benchmark's wrapper lives in its suite; imported when used)
+WRAPPERS: dict[str, str] = {"Game24PromptWrapper": "promptweave.suites.game24.wrapper:Game24Wrapper"}
 
 
-class Game24Wrapper:
-    """OpenCompass's ``Game24PromptWrapper``: how Game of 24 prompts are made and value replies read."""
-
-    name = "Game24PromptWrapper"
-    steps = 4  # three arithmetic steps, then the answer line
-    has_vote = False
-
-    def __init__(self, *, file: str | None = None, field: str | None = None) -> None:
-        self.text = reference_texts(_G24_MODULE, _G24_NAMES, what="Game24PromptWrapper", file=file, field=field)
-
-    @staticmethod
-    def current_numbers(y: str) -> str:
-        last = y.strip().split("\n")[-1]
-        return last.split("left: ")[-1].split(")")[0]
-
-    def standard(self, x: str, y: str = "") -> str:
-        return self.text["standard_prompt"].format(input=x) + y
-
-    def cot(self, x: str, y: str = "") -> str:
-        return self.text["cot_prompt"].format(input=x) + y
-
-    def propose(self, x: str, y: str = "") -> str:
-        numbers = self.current_numbers(y if y else x)
-        if numbers == "24":  # all numbers used: ask for the whole expression, the steps so far given
-            return self.cot(x) + "Steps:" + y
-        return self.text["propose_prompt"].format(input=numbers)
-
-    def value(self, x: str, y: str) -> str:
-        last = y.strip().split("\n")[-1]
-        if "left: " not in last:  # the answer line: judge the expression against the input
-            return self.text["value_last_step_prompt"].format(input=x, answer=last.lower().replace("answer: ", ""))
-        return self.text["value_prompt"].format(input=self.current_numbers(y))
-
-    @staticmethod
-    def value_of(x: str, y: str, outputs: Sequence[str]) -> float:
-        if len(y.strip().split("\n")) == 4 and "answer" not in y.lower():
-            return 0  # four steps and still no answer line
-        verdicts = [o.split("\n")[-1] for o in outputs]
-        return sum(v * verdicts.count(name) for name, v in _VALUE_OF)
-
-
-WRAPPERS: dict[str, type] = {"Game24PromptWrapper": Game24Wrapper}
+def wrapper_class(name: str) -> Any:
+    """The prompt wrapper class ``name`` names (a key of :data:`WRAPPERS`), its module imported now."""
+    module, _, attr = WRAPPERS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 _CHOICES = {"method_generate": ("sample", "propose"), "method_evaluate": ("value", "vote"),
             "method_select": ("greedy", "sample"), "prompt_sample": ("standard", "cot")}
@@ -154,14 +116,14 @@ class ToTSettings:
                                        field=f"{field}.{key}", value=v)
             kw[key] = v
         out = cls(**kw)
-        if out.method_evaluate == "vote" and not WRAPPERS[wname].has_vote:
+        if out.method_evaluate == "vote" and not wrapper_class(wname).has_vote:
             raise UnsupportedError(f"method_evaluate='vote' needs vote prompts, which {wname} has not (nor has it "
                                    "in the reference)", file=file, field=f"{field}.method_evaluate", value="vote",
                                    expected="'value'")
         return out
 
     def make_wrapper(self, *, file: str | None = None, field: str | None = None) -> Any:
-        return WRAPPERS[self.wrapper](file=file, field=field)
+        return wrapper_class(self.wrapper)(file=file, field=field)
 
 
 @dataclass

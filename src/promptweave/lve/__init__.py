@@ -8,11 +8,25 @@ through a chat model and judge the replies with LVE's checkers (lambdas evaluate
 from promptweave.lve.checkers import BUILTIN_CHECKERS, Checker, NeedsExtraError
 from promptweave.lve.loader import find_test_dirs, load_test, parse_prompt_text
 from promptweave.lve.model import (
-    LVECheckError, LVEFillError, LVELoadError, LVETest, Message, PromptSpec, Role, RunSpec,
+    LVECheckError,
+    LVEFillError,
+    LVELoadError,
+    LVETest,
+    Message,
+    PromptSpec,
+    Role,
+    RunSpec,
 )
 from promptweave.lve.replay import ScriptedChatModel, iter_instances, replay_instance, replay_test
 from promptweave.lve.runner import (
-    PreparedRun, RunResult, execute, generation_params, prepare, response_of, run_instance, split_instance_args,
+    PreparedRun,
+    RunResult,
+    execute,
+    generation_params,
+    prepare,
+    response_of,
+    run_instance,
+    split_instance_args,
 )
 from promptweave.lve.safe_lambda import SafeLambda
 

@@ -232,13 +232,13 @@ def _template(text: str, file: Path, field: str, params: tuple[str, ...] | None)
 
 
 def _resolve_inside(folder: Path, name: Any, test_file: Path, field: str) -> Path:
-    if not isinstance(name, str) or not name or "\x00" in name:  # reliability: NUL is no file name (fuzz)
+    if not isinstance(name, str) or not name or "\x00" in name:  # NUL is no file name (fuzz)
         raise _err("must be a file name", test_file, field, value=name)
     candidate = Path(name)
     if candidate.is_absolute():
         raise _err("prompt files are resolved inside the test folder; absolute paths are refused",
                    test_file, field, value=name)
-    try:  # reliability: a name the OS refuses (too long, ...) is a typed error (fuzz)
+    try:  # a name the OS refuses (too long, ...) is a typed error (fuzz)
         resolved = (folder / candidate).resolve()
         found = resolved.is_file()
     except OSError as exc:

@@ -42,7 +42,7 @@ def iter_instances(test: LVETest) -> Iterator[tuple[Path, int, dict[str, Any]]]:
         index = 0
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             for lineno, line in enumerate(fh, 1):
-                if any("\udc80" <= c <= "\udcff" for c in line):  # reliability: undecodable bytes, typed
+                if any("\udc80" <= c <= "\udcff" for c in line):  # undecodable bytes, typed
                     raise LVEError("instance line is not UTF-8 text", file=str(path), field=f"line {lineno}")
                 if not line.strip():
                     continue

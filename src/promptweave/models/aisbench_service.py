@@ -4,7 +4,7 @@ variants), sending the request bodies AISBench sends.
 What the reference does, and so what is done here:
 
 - A chat class without a ``meta_template`` uses ``round = HUMAN, BOT(generate)`` with a reserved ``SYSTEM`` role
-  (:data:`DEFAULT_CHAT_META`), so a template's ``round`` — in-template shots, a multi-turn conversation's
+  (:data:`~promptweave.compat.service_types.DEFAULT_CHAT_META`), so a template's ``round`` — in-template shots, a multi-turn conversation's
   history — reaches the server as separate user / assistant messages (the renderer does that with this meta).
 - Each rendered message becomes ``{"content": prompt, "role": user|assistant|system|tool}``; any other key a
   message carries (a meta ``begin`` dict's) is sent as it is. A content-parts prompt is the content list.
@@ -30,41 +30,16 @@ from __future__ import annotations
 import ipaddress
 import json
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Sequence
 
+from promptweave.compat.service_types import SERVICE_TYPES
 from promptweave.errors import ConfigError, ModelError
 from promptweave.models.base import GenerationParams, Message
 from promptweave.models.openai_compat import OpenAICompatModel, TransportError, served_models
 from promptweave.models.sse import json_events
 
-# what AISBench's chat classes assume when a config gives no meta template
-DEFAULT_CHAT_META: dict[str, Any] = {
-    "round": [{"role": "HUMAN", "api_role": "HUMAN"}, {"role": "BOT", "api_role": "BOT", "generate": True}],
-    "reserved_roles": [{"role": "SYSTEM", "api_role": "SYSTEM"}],
-}
-
 ROLE_MAP = {"HUMAN": "user", "BOT": "assistant", "SYSTEM": "system", "TOOL": "tool"}
-
-# type name -> (endpoint, stream forced on): the classes AISBench registers for OpenAI-protocol servers
-SERVICE_TYPES: dict[str, tuple[str, bool | None]] = {
-    "VLLMCustomAPIChat": ("chat", None),
-    "VLLMCustomAPIChatStream": ("chat", True),
-    "VllmMultiturnAPIChatStream": ("chat", True),
-    "VLLMFunctionCallAPIChat": ("chat", False),
-    "VLLMCustomAPI": ("completions", None),
-    "VLLMCustomAPIStream": ("completions", True),
-}
-
-
-def is_service_type(type_name: str) -> bool:
-    return type_name in SERVICE_TYPES
-
-
-def default_meta(type_name: str) -> dict[str, Any] | None:
-    """The meta template an AISBench chat class uses when its config names none (completions: none)."""
-    kind = SERVICE_TYPES.get(type_name)
-    return DEFAULT_CHAT_META if kind is not None and kind[0] == "chat" else None
 
 
 def base_url(cfg: Mapping[str, Any]) -> str:
@@ -156,10 +131,12 @@ class AISBenchServiceModel(OpenAICompatModel):
             self.stream = was
 
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
-                  **kw: Any) -> list[Any]:
+                  on_result: Callable[[int, Any], None] | None = None,
+                  on_error: Callable[[int, ModelError], None] | None = None,
+                  on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
         if items:
             self._served_model()
-        return super().run_batch(kind, items, params, **kw)
+        return super().run_batch(kind, items, params, on_result=on_result, on_error=on_error, on_results=on_results)
 
     # -- request bodies ------------------------------------------------------------
     def _body(self, params: GenerationParams) -> dict[str, Any]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from promptweave.compat.models import MODEL_TYPES, resolve_model_type
 from promptweave.errors import ConfigError, PromptweaveError, UnsupportedError
 from promptweave.models.base import GenerationParams
-
-from promptweave.compat.models import MODEL_TYPES, resolve_model_type
+from promptweave.models.pacing import traffic_settings
 
 # kept for callers that test membership; the registry (compat/models.py) is the source
 HF_TYPES = {n for n, t in MODEL_TYPES.items() if t.backend == "hf"}
@@ -136,23 +136,38 @@ def _api_url(cfg: Any) -> Any:
 
 def api_key(cfg: Any, url: Any, where: str = "models[]") -> str | None:
     """The key sent to an API model: a literal ``key`` from the config, or an environment variable the *user*
-    named with ``--allow-env``.
+    named with ``--allow-env``, for this destination.
 
     ``key='ENV'`` and ``api_key_env='NAME'`` ask for a variable (``OPENAI_API_KEY`` by default), which goes
-    through the env rule as a credential: refused unless the command line allowed that exact name. A config
-    that names no key sends none, unless the user allowed ``OPENAI_API_KEY`` (OpenCompass's default).
+    through the env rule as a credential: refused unless the command line allowed that exact name, for a host
+    the grant covers. A config that names no key sends none, unless the user allowed ``OPENAI_API_KEY``
+    (OpenCompass's default).
     """
-    from promptweave.sandbox.env import current_policy, read_env
+    from promptweave.sandbox.env import read_env
+
+    asked = key_variable(cfg)
+    if isinstance(asked, str):
+        return asked  # written in the config itself: no environment read
+    if asked is None:
+        return None  # nothing asked for, nothing allowed: no key (local servers need none)
+    var, field = asked
+    return read_env(var, credential=True, purpose=f"the API key sent to {url}", field=f"{where}.{field}",
+                    destination=url)
+
+
+def key_variable(cfg: Any) -> str | tuple[str, str] | None:
+    """What a model's key is: a literal key (str), an environment variable with the field that asks for it
+    (``(name, 'key' | 'api_key_env')``), or None (no key)."""
+    from promptweave.sandbox.env import current_policy
 
     key = cfg_get(cfg, "api_key", cfg_get(cfg, "key"))
     named = cfg_get(cfg, "api_key_env")
     if key and key != "ENV" and not named:
-        return str(key)  # written in the config itself: no environment read
+        return str(key)
     var = named or "OPENAI_API_KEY"
     if not (key == "ENV" or named) and not current_policy().allows(var):
-        return None  # nothing asked for, nothing allowed: no key (local servers need none)
-    field = f"{where}.api_key_env" if named else f"{where}.key"
-    return read_env(var, credential=True, purpose=f"the API key sent to {url}", field=field)
+        return None
+    return var, "api_key_env" if named else "key"
 
 
 def _judge_cfgs(config: Any, dataset_ids: Any) -> list[tuple[str, Any]]:
@@ -173,21 +188,101 @@ def _judge_cfgs(config: Any, dataset_ids: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def check_api_keys(config: Any, model_ids: Any, dataset_ids: Any = ()) -> None:
-    """Apply the env rule to the API key of each selected model, and of the judges the selected datasets may
-    call, before anything is planned or sent: ``lint``, ``run --dry-run`` and ``run`` refuse the same config the
-    same way (and the dry run lists the reads)."""
+def key_destinations(config: Any, model_ids: Any, dataset_ids: Any = ()) -> dict[str, list[tuple[str, Any]]]:
+    """Each environment variable the selected models and judges would send as an API key, with the
+    (field, URL) of every destination, in config order."""
     targets = [(f"models[{j}]", config.models[j]) for j in model_ids] + _judge_cfgs(config, dataset_ids)
+    out: dict[str, list[tuple[str, Any]]] = {}
     for where, mcfg in targets:
         try:
             backend = resolve_model_type(mcfg).backend
         except PromptweaveError:
             continue  # planning reports a bad model type in its own words
+        if backend != "openai":
+            continue
+        asked = key_variable(mcfg)
+        if isinstance(asked, tuple):
+            out.setdefault(asked[0], []).append((f"{where}.{asked[1]}", _api_url(mcfg)))
+    return out
+
+
+def describe_key_destinations(config: Any, model_ids: Any, dataset_ids: Any = ()) -> list[str]:
+    """One line per variable sent as an API key, naming every host it goes to (the dry run's view)."""
+    from promptweave.sandbox.env import origin
+
+    lines = []
+    for var, dests in key_destinations(config, model_ids, dataset_ids).items():
+        hosts = dict.fromkeys(origin(url) for _, url in dests)
+        lines.append(f"env {var} sent as an API key to: " + ", ".join(
+            f"{h} ({', '.join(w for w, u in dests if origin(u) == h)})" for h in hosts))
+    return lines
+
+
+def check_api_keys(config: Any, model_ids: Any, dataset_ids: Any = (), *, bind: bool = True) -> None:
+    """Apply the env rule to the API key of each selected model, and of the judges the selected datasets may
+    call, before anything is planned or sent: ``lint``, ``run --dry-run`` and ``run`` refuse the same config the
+    same way (and the dry run lists the reads and every destination).
+
+    Per variable, over the whole config: it must be allowed (the refusal names every host it would go to); a
+    bare ``--allow-env NAME`` covers one host, ``NAME@host`` entries must cover each destination; the config
+    must not also read it as a plain value. A bare grant is then bound to the checked host (``bind``; ``lint``
+    checks several configs under one command line and binds nothing)."""
+    from promptweave.errors import SecretAsTextError, SecretDestinationError, SecretRefusedError
+    from promptweave.sandbox.env import current_policy, host_matches, narrow_policy, origin
+
+    file = str(config.path)
+    policy = current_policy()
+    plain = getattr(config, "env_reads", {}) or {}
+    for var, dests in key_destinations(config, model_ids, dataset_ids).items():
+        hosts = list(dict.fromkeys(origin(url) for _, url in dests))
+        fields = ", ".join(w for w, _ in dests)
+        first = dests[0][0]
+        per_host = " ".join(f"--allow-env {var}@{h}" for h in hosts)
+        if policy.trusted:
+            continue
+        if not policy.allows(var):
+            raise SecretRefusedError(
+                f"the config asks to send the environment variable {var!r} as the API key to "
+                f"{', '.join(hosts)} ({fields}); a config does not choose which of your secrets leave this "
+                "machine", file=file, field=first,
+                expected=(f"--allow-env {var}" if len(hosts) == 1 else per_host)
+                + " on the command line if you mean to send it there")
+        if var in plain:
+            raise SecretAsTextError(
+                f"the config reads the environment variable {var!r} as a plain value and also sends it as an "
+                f"API key ({fields}); a value granted as a key is never readable by the config (it could be put "
+                "in a prompt)", file=file, field=first,
+                expected=f"a config that does not read {var} itself (os.environ.get / os.getenv)")
+        granted = policy.destinations(var)
+        if granted is None:
+            if len(hosts) > 1:
+                raise SecretDestinationError(
+                    f"the config sends the environment variable {var!r} as an API key to {len(hosts)} hosts: "
+                    f"{', '.join(hosts)} ({fields}); --allow-env {var} grants it to one host only", file=file,
+                    field=first, expected=f"{per_host} on the command line if you mean to send it to each")
+            if bind:
+                narrow_policy(var, hosts)
+        else:
+            bad = [h for h in hosts if not any(host_matches(g, h) for g in granted)]
+            if bad:
+                where = ", ".join(w for w, u in dests if origin(u) in bad)
+                raise SecretDestinationError(
+                    f"the config sends the environment variable {var!r} as an API key to {', '.join(bad)} "
+                    f"({where}), which --allow-env {var}@{'/'.join(granted)} does not name; all its "
+                    f"destinations: {', '.join(hosts)}", file=file, field=first,
+                    expected=" ".join(f"--allow-env {var}@{h}" for h in bad)
+                    + " on the command line if you mean to send it there")
+    targets = [(f"models[{j}]", config.models[j]) for j in model_ids] + _judge_cfgs(config, dataset_ids)
+    for where, mcfg in targets:  # the reads themselves (recorded for the dry run), under the bound policy
+        try:
+            backend = resolve_model_type(mcfg).backend
+        except PromptweaveError:
+            continue
         try:
             if backend == "openai":
                 api_key(mcfg, _api_url(mcfg), where=where)
         except PromptweaveError as exc:
-            raise (exc.at(file=str(config.path)) if exc.file is None else exc) from None
+            raise (exc.at(file=file) if exc.file is None else exc) from None
 
 
 def build_model(cfg: Any, *, retry_overrides: Mapping[str, Any] | None = None) -> Any:
@@ -275,7 +370,7 @@ def reply_limits(cfg: Any) -> dict[str, Any]:
 
 
 def _aisbench_service(cfg: Any) -> bool:
-    from promptweave.models.aisbench_service import is_service_type
+    from promptweave.compat.service_types import is_service_type
 
     return is_service_type(type_name(cfg))
 
@@ -294,11 +389,24 @@ def _build_aisbench_service(cfg: Any, name: str, retry_overrides: Mapping[str, A
         timeout=float(cfg_get(cfg, "timeout", 120.0)),
         **reply_limits(cfg),
         revision=cfg_get(cfg, "revision"),
+        request_rate=_request_rate(cfg),
+        traffic=traffic_settings(cfg_get(cfg, "traffic_cfg")),
     )
     if cfg_get(cfg, "backoff_base") is not None:
         kw["backoff_base"] = float(cfg_get(cfg, "backoff_base"))
     kw.update(retry_overrides or {})
     return AISBenchServiceModel(view, type_name=type_name(cfg), name=name, **kw)
+
+
+def _request_rate(cfg: Any) -> float | None:
+    """AISBench's ``request_rate`` (requests started per second; 0 or absent: not paced), checked."""
+    rate = cfg_get(cfg, "request_rate")
+    if rate is None:
+        return None
+    if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate < 0:
+        raise ConfigError("request_rate must be a number >= 0 (requests started per second; 0: not paced)",
+                          field="models[].request_rate", value=rate)
+    return float(rate) or None
 
 
 def batching_note(cfg: Any, abbr: str) -> str | None:
@@ -342,9 +450,9 @@ def load_token_counter(cfg: Any) -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ConfigError("counting tokens for max_seq_len needs transformers: pip install 'promptweave[hf]'",
                           field="models[].tokenizer_path", value=path) from exc
-    from promptweave.models.hf import token_counter
-
     from pathlib import Path
+
+    from promptweave.models.hf import token_counter
 
     if Path(str(path)).expanduser().is_dir():  # a local tokenizer folder is input: no file may link out of it
         from promptweave.render.chat_template import check_tokenizer_folder

@@ -106,7 +106,7 @@ def _generation_eos(path: str, revision: str | None) -> list[int]:
     try:
         from transformers import GenerationConfig
 
-        ids = GenerationConfig.from_pretrained(path, revision=revision).eos_token_id
+        ids = GenerationConfig.from_pretrained(path, revision=revision or "main").eos_token_id
     except (OSError, ValueError, TypeError):
         return []
     if ids is None:
@@ -166,7 +166,7 @@ class HFModel:
                                  expected="a folder with config.json and weights, or a Hugging Face model id "
                                           "already in the local cache")
         self.tokenizer_path = tk_path
-        self._args = dict(device=device, dtype=dtype, eos_token_id=eos_token_id, trust_remote_code=trust_remote_code,
+        self._args: dict[str, Any] = dict(device=device, dtype=dtype, eos_token_id=eos_token_id, trust_remote_code=trust_remote_code,
                           model_kwargs=dict(model_kwargs or {}), tokenizer_kwargs=dict(tokenizer_kwargs or {}))
         self._model: Any = None
         self._load_error: ModelError | None = None
@@ -242,7 +242,7 @@ class HFModel:
                 self._load_error = ModelError(f"cannot load the model weights: {exc}", field="path",
                                               value=self.path)
                 raise self._load_error from None
-            self._model = model.to(self.device).eval()
+            self._model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to oddly
         return self._model
 
     @property
@@ -347,8 +347,8 @@ class HFModel:
 
         return [[self._fits(ids) for ids in group_ids(self.tokenizer, g, self.encode)] for g in groups]
 
-    def _plan_group_ids(self, seqs: Sequence[Sequence[list[int]]]) -> list[tuple[list[int], Callable[[], list]]]:
-        seqs = [[list(x) for x in g] for g in seqs]
+    def _plan_group_ids(self, groups: Sequence[Sequence[list[int]]]) -> list[tuple[list[int], Callable[[], list]]]:
+        seqs = [[list(x) for x in g] for g in groups]
         prefix = [_common_prefix(g) for g in seqs]
         packable = [i for i, g in enumerate(seqs) if g and prefix[i] >= 1]
         alone = [i for i, g in enumerate(seqs) if g and prefix[i] < 1]
@@ -450,7 +450,7 @@ class HFModel:
             # generate() keeps the eos token it stopped on; a meta template's eos may be an ordinary token
             cut = next((i for i, t in enumerate(row) if t in eos), len(row))
             text = self.tokenizer.decode(row[:cut], skip_special_tokens=True)
-            out.append(cut_at_stop(text, params.stop))
+            out.append(cut_at_stop(str(text), params.stop))
         return out
 
     _reserve: bool | None = None  # None: not tried yet; False: this model or transformers refused the cache
@@ -482,8 +482,7 @@ class HFModel:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ModelError("this tokenizer has no chat_template, so it cannot take message lists; give the "
                              "model a meta template instead", field="path", value=self.path)
-        from promptweave.models.openai_compat import openai_message  # forms hook: renderer roles → chat roles
-
+        from promptweave.models.openai_compat import openai_message  # renderer roles → chat roles
         from promptweave.render.chat_template import chat_template_ids
 
         return chat_template_ids(self.tokenizer, [openai_message(m) for m in conv])

@@ -22,9 +22,10 @@ from typing import Any
 
 
 def _layer_class(torch: Any, base: type, room: int) -> type:
-    class ReservedLayer(base):  # type: ignore[misc, valid-type]
+    class ReservedLayer(base):
         _layer_type = None  # never registered in transformers' own layer-type mapping
         _buf: Any = None  # [keys buffer, values buffer, keys view, values view, filled length]
+        keys: Any  # the base layer's own (annotated here only: the base sets it)
 
         def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
             if not self.is_initialized:

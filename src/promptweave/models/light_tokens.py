@@ -46,7 +46,7 @@ def light_token_counter(path: Any, tokenizer_kwargs: Any = None) -> Callable[[An
                 text = render_with_chat_template(list(rendered), str(root))
                 return len(tok.encode(text, add_special_tokens=False).ids)
             # no chat template: the texts joined by newlines, as the transformers counter estimates them
-            texts = [m.get("content") if isinstance(m.get("content"), str) else "" for m in hf_messages(rendered)]
+            texts = [str(m["content"]) if isinstance(m.get("content"), str) else "" for m in hf_messages(rendered)]
             return len(tok.encode("\n".join(texts), add_special_tokens=True).ids)
         total = 0
         for seg in rendered:

@@ -165,6 +165,8 @@ class OpenAICompatModel:
         headers: dict[str, str] | None = None,
         revision: str | None = None,
         endpoint: str = "chat",
+        request_rate: float | None = None,
+        traffic: dict[str, Any] | None = None,
     ) -> None:
         if endpoint not in ("chat", "completions"):
             raise ModelError("endpoint must be 'chat' or 'completions'", field="endpoint", value=endpoint)
@@ -181,6 +183,11 @@ class OpenAICompatModel:
         self.api_key = api_key
         self.concurrency = concurrency
         self.rpm = rpm
+        # AISBench's request_rate / traffic_cfg: each batch's request starts on a schedule (models/pacing.py)
+        self.request_rate = request_rate
+        self.traffic = dict(traffic or {})
+        self._pacer: Any = None
+        self.pacing_clock: tuple[Callable[[], float], Callable[[float], Any]] = (time.monotonic, asyncio.sleep)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -276,6 +283,8 @@ class OpenAICompatModel:
         last: str = ""
         kind = "transient"
         for attempt in range(self.max_retries + 1):
+            if attempt == 0 and self._pacer is not None:  # a request's start is paced, not its retries
+                await self._pacer.acquire()
             await self._limiter.acquire()
             self.stats.sent += 1
             delay = self._backoff(attempt)
@@ -419,6 +428,13 @@ class OpenAICompatModel:
                          on_error: Callable[[int, ModelError], None] | None = None,
                          on_results: Callable[[list[tuple[int, Any]]], None] | None = None) -> list[Any]:
         self._limiter = _RateLimiter(self.rpm)
+        self._pacer = None
+        if self.request_rate or self.traffic.get("ramp_up_strategy"):
+            from promptweave.models.pacing import RequestPacer, start_offsets
+
+            clock, sleep = self.pacing_clock
+            self._pacer = RequestPacer(start_offsets(len(items), float(self.request_rate or 0), self.traffic),
+                                       clock=clock, sleep=sleep)
         results: list[Any] = [None] * len(items)
         queue: asyncio.Queue[int] = asyncio.Queue()
         for i in range(len(items)):

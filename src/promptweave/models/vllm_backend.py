@@ -14,7 +14,6 @@ from promptweave.errors import ModelError
 from promptweave.models.base import Capabilities, GenerationParams
 from promptweave.models.hf import Rendered, cut_at_stop
 
-
 _ENGINES: dict[str, Any] = {}  # one engine per model and engine settings in a process (GPU memory is claimed once)
 
 
@@ -98,7 +97,6 @@ class VLLMModel:
         prompts: list[Rendered] = []
         for conv in conversations:
             from promptweave.models.openai_compat import openai_message
-
             from promptweave.render.chat_template import chat_template_ids
 
             prompts.append([chat_template_ids(self.tokenizer, [openai_message(m) for m in conv])])

@@ -5,10 +5,9 @@ first time a (label, purpose, token-stripping) combination is asked for.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
-
-import warnings
 
 from promptweave.errors import PromptweaveWarning, TemplateError
 from promptweave.prompt.dialogue import ContentPart, Dialogue, SectionMark, Turn

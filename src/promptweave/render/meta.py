@@ -153,7 +153,7 @@ class MetaTemplate:
             end = _piece(end, file=file, field_path=f"{field}.end")
             token_ids |= not isinstance(begin, str) or not isinstance(end, str)
         elif begin is not None and not (isinstance(begin, Mapping) and isinstance(begin.get("prompt", ""), str)):
-            # reliability: an API model's begin goes first as one message, as the reference inserts it
+            # an API model's begin goes first as one message, as the reference inserts it
             raise MetaTemplateError("an API meta template's begin must be one message dict (role, api_role, "
                                     "prompt)", file=file, field=f"{field}.begin", value=begin)
         return cls(tuple(rounds), tuple(reserved), begin, end, cfg.get("eos_token_id"), roles, index, token_ids)

@@ -1,9 +1,9 @@
 """Two runs side by side: score deltas, and every row whose prompt, answer or verdict changed (with a prompt diff)."""
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
+from promptweave.report.line_diff import line_opcodes
 from promptweave.report.rows import prompt_text, row_key
 from promptweave.report.workdir import WorkDir, iter_predictions
 
@@ -28,9 +28,12 @@ def prompt_diff(pa: Any, pb: Any) -> list[list[str]] | None:
     """Line diff of two prompts as ``[op, text]`` (op: ``=`` same, ``-`` only in A, ``+`` only in B), or None if equal."""
     if pa == pb:
         return None
-    la, lb = prompt_text(pa).split("\n"), prompt_text(pb).split("\n")
+    try:
+        la, lb = prompt_text(pa).split("\n"), prompt_text(pb).split("\n")
+    except RecursionError:  # a prompt nested past any real one (an edited predictions file): no line diff
+        return [["-", "(prompt nested too deeply to compare)"], ["+", "(prompt nested too deeply to compare)"]]
     out: list[list[str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, la, lb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(la, lb):  # near-linear on long prompts of repeated lines
         if op == "equal":
             out += [["=", x] for x in la[i1:i2]]
         else:

@@ -22,7 +22,10 @@ from promptweave.report.compare import changed_rows, score_deltas
 from promptweave.report.paired import compare_tasks
 from promptweave.report.rows import prompt_chars
 from promptweave.report.table import headline, score_table
-from promptweave.report.workdir import WorkDir, iter_predictions, load_workdir
+from promptweave.report.workdir import WorkDir, finite_number, iter_predictions, load_workdir
+from promptweave.safe_files import atomic_writer
+
+_MAX_DEPTH = 64  # deeper values from a work dir's files are shown as a note, so no writer recurses without end
 
 
 def _asset(name: str) -> str:
@@ -38,9 +41,27 @@ def _template() -> Any:
     return env.from_string(_asset("report.html.j2"))
 
 
+def _shallow(obj: Any, depth: int = _MAX_DEPTH) -> Any:
+    """``obj`` with anything nested deeper than ``depth`` replaced by a note."""
+    if isinstance(obj, (dict, list)) and depth <= 0:
+        return "(nested too deeply to show)"
+    if isinstance(obj, dict):
+        return {k: _shallow(v, depth - 1) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_shallow(v, depth - 1) for v in obj]
+    return obj
+
+
 def _json(obj: Any, **kw: Any) -> str:
     """JSON the browser's JSON.parse accepts: NaN and infinities (Python's json reads them from a work dir's
     files) become null rather than tokens that would stop the whole page from loading."""
+    try:
+        return _finite_json(obj, **kw)
+    except RecursionError:
+        return _finite_json(_shallow(obj), **kw)
+
+
+def _finite_json(obj: Any, **kw: Any) -> str:
     try:
         return json.dumps(obj, ensure_ascii=False, default=str, allow_nan=False, **kw)
     except ValueError:
@@ -65,11 +86,11 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
     for k, t in enumerate(wd.tasks):
         rows = list(iter_predictions(t.predictions, wd.problems))
         blob_id = f"{prefix}rows-{k}"
-        lengths = [prompt_chars(r.get("prompt")) for r in rows]
+        lengths = [_chars(r.get("prompt")) for r in rows]
         index.append({"key": t.key, "model": t.model, "dataset": t.dataset, "mode": t.mode, "status": t.status,
                       "error": t.error, "n": len(rows), "blob": blob_id, "metrics": t.metrics,
                       "predictions": str(t.predictions) if t.predictions else None,
-                      "result": {k2: v for k2, v in t.result.items() if k2 not in ("metrics",)},
+                      "result": _shallow({k2: v for k2, v in t.result.items() if k2 not in ("metrics",)}),
                       "wrong": sum(1 for r in rows if r.get("correct") is False),
                       "errors": sum(1 for r in rows if r.get("error")),
                       "chars_mean": round(sum(lengths) / len(lengths)) if lengths else 0,
@@ -80,18 +101,32 @@ def _task_payloads(wd: WorkDir, prefix: str) -> tuple[list[dict], list[tuple[str
     return index, blobs, charts
 
 
+def _chars(prompt: Any) -> int:
+    try:
+        return prompt_chars(prompt)
+    except RecursionError:  # nested past any real prompt (an edited predictions file)
+        return 0
+
+
 def _tokens(result: dict, rows: list[dict]) -> str:
     """Tokens the task used, as its results recorded them (older runs: summed from the rows' usage, if any)."""
     got = result.get("tokens")
-    if isinstance(got, dict) and isinstance(got.get("prompt"), int):
+    if isinstance(got, dict) and finite_number(got.get("prompt")) is not None:
         exact = str(got.get("counted", "")).startswith("exact")
-        return f"{got['prompt']:,} prompt / {int(got.get('output') or 0):,} output" + ("" if exact else " (estimated)")
+        return (f"{_whole(got['prompt']):,} prompt / {_whole(got.get('output')):,} output"
+                + ("" if exact else " (estimated)"))
     usage = [r["usage"] for r in rows if isinstance(r.get("usage"), dict)]
     if usage:
-        p = sum(int(u.get("prompt_tokens") or 0) for u in usage)
-        c = sum(int(u.get("completion_tokens") or 0) for u in usage)
+        p = sum(_whole(u.get("prompt_tokens")) for u in usage)
+        c = sum(_whole(u.get("completion_tokens")) for u in usage)
         return f"{p:,} prompt / {c:,} output (reported by the API)"
     return "-"
+
+
+def _whole(value: Any) -> int:
+    """A token count from a work dir file; text, NaN or infinity counts as 0."""
+    n = finite_number(value)
+    return int(n) if n is not None else 0
 
 
 def build_report(workdir: str | Path, *, title: str | None = None) -> str:
@@ -102,7 +137,7 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
     scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads],
                            title="headline score per dataset, one bar per model")
     from promptweave.report.perf_page import perf_section  # perf hook: serving performance, when DIR holds it
-    from promptweave.report.spread import spread_section  # spread hook: the format spread, when DIR holds one
+    from promptweave.report.spread import spread_section  # the format spread, when DIR holds one
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
@@ -179,7 +214,7 @@ def _run_view(wd: WorkDir, index: list, blobs: list, charts: list, scores: str) 
 def _meta_rows(meta: dict) -> list[tuple[str, str]]:
     out = []
     for k, v in meta.items():
-        out.append((k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)))
+        out.append((k, v if isinstance(v, str) else _json(v)))  # nesting of any depth, NaN: shown, not fatal
     return out
 
 
@@ -187,12 +222,14 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def write_report(workdirs: Sequence[str | Path], out: str | Path) -> Path:
-    """Write the report of one work dir, or the comparison of two, to ``out``; returns the path."""
+def write_report(workdirs: Sequence[str | Path], out: str | Path, *, root: str | Path | None = None) -> Path:
+    """Write the report of one work dir, or the comparison of two, to ``out``; returns the path.
+
+    ``root``: the work dir ``out`` lies in, when it does (the default output): the page is written through an
+    exclusively created temporary file and no folder below ``root`` may be a link."""
     html = build_report(workdirs[0]) if len(workdirs) == 1 else build_compare(workdirs[0], workdirs[1])
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8", errors="replace")  # lone surrogates from the work dir's files
-    tmp.replace(out)
+    # errors="replace": lone surrogates from the work dir's files
+    with atomic_writer(out, root=root, errors="replace") as fh:
+        fh.write(html)
     return out

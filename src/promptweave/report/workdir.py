@@ -8,13 +8,15 @@ is a :class:`~promptweave.errors.ReportError`.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import ReportError
+from promptweave.errors import ReportError, WorkdirFileError
+from promptweave.safe_files import confined, read_regular
 
 # the summarizer's order for choosing a dataset's headline metric, and what it never shows
 METRIC_ORDER = ("score", "auc_score", "accuracy", "humaneval_pass@1", "rouge1", "avg_toxicity_score", "bleurt_diff",
@@ -74,12 +76,13 @@ MAX_JSON_FILE_BYTES = 256_000_000
 MAX_LINE_CHARS = 64_000_000  # one predictions row; a longer line is reported, not read
 
 
-def _read_json(path: Path, problems: list[str]) -> Any:
+def _read_json(path: Path, problems: list[str], root: Path) -> Any:
+    """A JSON file of the work dir, read only if it is a regular file inside it (links resolved) of bounded size."""
     try:
-        if path.stat().st_size > MAX_JSON_FILE_BYTES:
-            problems.append(f"{path}: unreadable (larger than {MAX_JSON_FILE_BYTES} bytes)")
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular(path, max_bytes=MAX_JSON_FILE_BYTES, root=root).decode("utf-8"))
+    except WorkdirFileError as exc:
+        problems.append(f"{path}: {exc.message}")
+        return None
     except (OSError, ValueError) as exc:
         problems.append(f"{path}: unreadable ({exc})")
         return None
@@ -108,20 +111,10 @@ def _confined(path: Path | None, root: Path, problems: list[str]) -> Path | None
     if path is None:
         return None
     try:
-        real = path.resolve(strict=True)
-        home = root.resolve(strict=True)
-    except (OSError, RuntimeError) as exc:  # dangling links, link loops
-        problems.append(f"{path}: predictions not read ({exc})")
+        return confined(path, root)
+    except WorkdirFileError as exc:
+        problems.append(f"{path}: predictions {exc.message}")
         return None
-    try:
-        real.relative_to(home)
-    except ValueError:
-        problems.append(f"{path}: predictions not read: the file is outside the work dir {root}")
-        return None
-    if not real.is_file():
-        problems.append(f"{path}: predictions not read: not a regular file")
-        return None
-    return real
 
 
 def load_workdir(path: str | Path) -> WorkDir:
@@ -131,7 +124,7 @@ def load_workdir(path: str | Path) -> WorkDir:
         raise ReportError("no work dir here", file=str(root), expected="the -w folder of a promptweave run")
     problems: list[str] = []
     tasks: dict[tuple[str, str], TaskResult] = {}
-    summary = _read_json(root / "summary.json", problems) if (root / "summary.json").is_file() else None
+    summary = _read_json(root / "summary.json", problems, root) if _exists(root / "summary.json") else None
     # summary order first (the run's order), then whatever else results/ and predictions/ hold
     for entry in summary if isinstance(summary, list) else []:
         if isinstance(entry, dict) and entry.get("model") is not None and entry.get("dataset") is not None:
@@ -139,14 +132,14 @@ def load_workdir(path: str | Path) -> WorkDir:
                                  TaskResult(str(entry["model"]), str(entry["dataset"])))
             t.mode = str(entry.get("mode") or t.mode)
             t.metrics = _numeric(entry.get("metrics")) or t.metrics
-            t.error = entry.get("error")
+            t.error = _text(entry.get("error"))
             t.status = "failed" if t.error else "done"
-            t.rows = entry.get("rows")
-            if entry.get("predictions_path"):
-                t.predictions = Path(entry["predictions_path"])
+            t.rows = _count(entry.get("rows"))
+            if isinstance(entry.get("predictions_path"), str):
+                t.predictions = _path(entry["predictions_path"])
     by_file: dict[tuple[str, str], TaskResult] = {}  # results/<model>/<dataset>.json ↔ predictions/<model>/<dataset>.jsonl
     for f in sorted((root / "results").glob("*/*.json")):
-        data = _read_json(f, problems)
+        data = _read_json(f, problems, root)
         if not isinstance(data, dict):
             continue
         model, dataset = str(data.get("model") or f.parent.name), str(data.get("dataset") or f.stem)
@@ -155,16 +148,16 @@ def load_workdir(path: str | Path) -> WorkDir:
         t.result = data
         t.mode = str(data.get("mode") or t.mode)
         t.status = str(data.get("status") or ("failed" if data.get("error") else "done"))
-        t.error = data.get("error") if t.status == "failed" else t.error
+        t.error = _text(data.get("error")) if t.status == "failed" else t.error
         # OpenCompass results hold the metrics at the top level; ours under "metrics"
         t.metrics = _numeric(data.get("metrics")) or _numeric(data) or t.metrics
-        t.rows = data.get("rows", t.rows)
+        t.rows = _count(data.get("rows", t.rows))
         for key in ("version", "prompt_hash", "config_hash"):
             if data.get(key):
                 t.version = str(data[key])[:6]
                 break
-        if data.get("predictions"):
-            t.predictions = Path(data["predictions"])
+        if isinstance(data.get("predictions"), str):
+            t.predictions = _path(data["predictions"])
     for f in sorted((root / "predictions").glob("*/*.jsonl")):
         known = [t for t in tasks.values() if t.predictions is not None and _same(t.predictions, f, root)]
         if known:
@@ -184,6 +177,30 @@ def load_workdir(path: str | Path) -> WorkDir:
         raise ReportError("the work dir holds no results or predictions", file=str(root),
                           expected="a folder written by `promptweave run -w`")
     return WorkDir(root, list(tasks.values()), run_metadata(root, problems), problems)
+
+
+def _exists(path: Path) -> bool:
+    """Whether anything has this name (a link too: reading it then says why it is refused)."""
+    try:
+        return path.is_symlink() or path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _count(value: Any) -> int | None:
+    """A row count from a work dir file: a non-negative whole number, else unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _path(text: str) -> Path | None:
+    try:
+        return Path(text) if text and "\0" not in text else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _slug(name: str) -> str:
@@ -259,24 +276,49 @@ def run_metadata(root: Path, problems: list[str]) -> dict[str, Any]:
 
     meta: dict[str, Any] = {"work dir": str(root.resolve()), "promptweave": promptweave.__version__}
     for name in _META_FILES:
-        if (root / name).is_file():
-            data = _read_json(root / name, problems)
+        if _exists(root / name):
+            data = _read_json(root / name, problems, root)
             if isinstance(data, dict):
                 meta.update({str(k): v for k, v in data.items()})
     cache = root / "cache.sqlite"
-    if cache.is_file():
+    if _exists(cache):
         try:
-            meta.update(_cache_facts(cache))
+            meta.update(_cache_facts(confined(cache, root)))
+        except WorkdirFileError as exc:
+            problems.append(f"{cache}: {exc.message}")
         except sqlite3.Error as exc:
             problems.append(f"{cache}: unreadable ({exc})")
     return meta
 
 
-def _cache_facts(path: Path) -> dict[str, Any]:
+def finite_number(value: Any) -> float | None:
+    """A number from a work dir file as a finite float, or None (text, booleans, NaN, infinities, huge ints)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _moment(value: Any) -> str | None:
     import datetime as dt
 
+    seconds = finite_number(value)
+    if seconds is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _cache_facts(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    from urllib.parse import quote
+
+    con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     try:
         models = con.execute("SELECT model, kind, COUNT(*), MIN(created), MAX(created) FROM responses "
                              "GROUP BY model, kind").fetchall()
@@ -286,26 +328,30 @@ def _cache_facts(path: Path) -> dict[str, Any]:
                                    "OR response LIKE '%cost%'"):
             try:
                 data = json.loads(resp)
-            except ValueError:
+            except (TypeError, ValueError):
+                continue
+            except RecursionError:
                 continue
             for item in data if isinstance(data, list) else [data]:
                 u = item.get("usage") if isinstance(item, dict) else None
                 if isinstance(u, dict):
                     seen = True
                     for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                        if isinstance(u.get(k), (int, float)):
-                            usage[k] += u[k]
-                    if isinstance(u.get("cost"), (int, float)):
-                        usage["cost"] += u["cost"]
+                        n = finite_number(u.get(k))
+                        if n is not None:
+                            usage[k] += int(n)
+                    cost = finite_number(u.get("cost"))
+                    if cost is not None:
+                        usage["cost"] += cost
     finally:
         con.close()
     if models:
-        first = min(m[3] for m in models)
-        last = max(m[4] for m in models)
         out["cached calls"] = sum(m[2] for m in models)
-        out["first call"] = dt.datetime.fromtimestamp(first, dt.timezone.utc).isoformat(timespec="seconds")
-        out["last call"] = dt.datetime.fromtimestamp(last, dt.timezone.utc).isoformat(timespec="seconds")
-        out["models answering (cache)"] = sorted({m[0] for m in models})
+        times = [t for m in models for t in (m[3], m[4]) if _moment(t) is not None]
+        if times:  # a cache's times are data too: text, or far past the calendar, is left out
+            out["first call"] = _moment(min(times))
+            out["last call"] = _moment(max(times))
+        out["models answering (cache)"] = sorted({str(m[0]) for m in models})
     if seen:
         out["tokens"] = {k: v for k, v in usage.items() if k != "cost"}
         if usage["cost"]:

@@ -9,14 +9,16 @@ inferencers pass theirs to the model.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from promptweave.errors import ConfigError, PromptweaveError
+from promptweave.errors import PriceError, PromptweaveError
 
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text with BPE tokenizers; used only without a tokenizer
 _PRICES = ("input_price", "output_price")
+MAX_PRICE = 1e9  # per million tokens: far above any real price, low enough that no estimate overflows
 
 
 @dataclass
@@ -44,11 +46,18 @@ def prices(mcfg: Mapping[str, Any], *, file: str | None, where: str) -> tuple[fl
     got = {k: mcfg.get(k) for k in _PRICES if mcfg.get(k) is not None}
     if not got:
         return None
+    out = {}
     for key, value in got.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{key} is a price per million tokens", file=file, field=f"{where}.{key}", value=value,
-                              expected="a number ≥ 0, e.g. input_price=0.15, output_price=0.60")
-    return float(got.get("input_price", 0.0)), float(got.get("output_price", 0.0))
+        try:
+            price = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        except OverflowError:  # an int past float range, such as 10**400
+            price = None
+        if price is None or not math.isfinite(price) or not 0 <= price <= MAX_PRICE:
+            raise PriceError(f"{key} is a price per million tokens", file=file, field=f"{where}.{key}",
+                             value=value, expected=f"a finite number from 0 to {MAX_PRICE:g}, e.g. input_price=0.15, "
+                             "output_price=0.60")
+        out[key] = price
+    return out.get("input_price", 0.0), out.get("output_price", 0.0)
 
 
 def max_out_len_note(settings: Mapping[str, Any], mcfg: Mapping[str, Any]) -> str | None:
@@ -140,7 +149,7 @@ def estimate(tasks: Sequence[Any], cfg: Any) -> list[TaskEstimate]:
                 counters[j] = _counter(mcfg) if _local_tokenizer(mcfg) else None
             except PromptweaveError:
                 counters[j] = None
-        count = counters.get(j)
+        count = counters.get(j) if j is not None else None
         prompts, generates = _prompts(t)
         tokens = None
         if prompts is not None:

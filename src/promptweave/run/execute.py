@@ -4,22 +4,24 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import os
-import tempfile
 import warnings
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from promptweave.errors import PromptweaveError, PromptweaveWarning, RowsFailedWarning, RunError
+from promptweave import safe_files
+from promptweave.errors import NoSpaceError, PromptweaveError, PromptweaveWarning, RowsFailedWarning, RunError
 from promptweave.evaluate.intervals import score_intervals
 from promptweave.forms.registry import form_for
 from promptweave.infer import ResponseCache
 from promptweave.infer.failure import ON_ROW_ERROR
 from promptweave.infer.records import RecordChunk
-from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.run.lock import workdir_lock
+from promptweave.run.truncation import cut_warning, run_owns_the_warning
+from promptweave.run.usage import TokenTally, measure_rows
+from promptweave.work.batches import ROWS_PER_BATCH, batches
 from promptweave.work.output import (
     causes_text,
     failure_causes,
@@ -30,8 +32,6 @@ from promptweave.work.output import (
     write_atomic,
 )
 from promptweave.work.task import Task, TaskOutcome
-from promptweave.run.truncation import cut_warning, run_owns_the_warning
-from promptweave.run.usage import TokenTally, measure_rows
 
 CACHE_FILE = "cache.sqlite"
 
@@ -59,7 +59,7 @@ def _rows(task: Task, records: Sequence[Any], model: Any, cache: ResponseCache,
             return task.gold(by_index[i])
     out = form.rows(task, records, model, cache, progress, gold)
     for row in out if by_index is not None else ():  # examples dropped to fit max_seq_len: keep what the
-        extra = getattr(by_index[row["index"]], "extra", None) or {}  # retriever chose as well
+        extra = getattr(by_index[row["index"]], "extra", None) or {}  # type: ignore[index]  # retriever chose as well
         if "retrieved_ids" in extra:
             row["retrieved_ids"] = list(extra["retrieved_ids"])
     # how many tokens a local model received, and whether and how it cut each prompt (truncation is data)
@@ -72,7 +72,7 @@ class _JournalPrompts(Sequence):
 
     def __init__(self, path: Path, offsets: Sequence[int], keep: Sequence[int], key: str = "prompt") -> None:
         self.path, self.offsets, self.keep = path, offsets, keep
-        self.key = key  # agent hook: another field of the rows ("steps"), read the same lazy way
+        self.key = key  # another field of the rows ("steps"), read the same lazy way
 
     def __len__(self) -> int:
         return len(self.keep)
@@ -111,7 +111,7 @@ def _score(task: Task, preds: list[Any], golds: list[Any], failed: Sequence[int]
     if not keep:
         return {"metrics": {}}, golds, correct, None
     ctx = ev.context([indices[i] for i in keep], prompts=prompts(keep), cache=cache, workdir=workdir)
-    if "steps" in ev.needs:  # agent hook: CIBenchEvaluator reads the agent's recorded steps
+    if "steps" in ev.needs:  # CIBenchEvaluator reads the agent's recorded steps
         ctx.steps = prompts(keep, "steps")  # type: ignore[call-arg]
     scores = ev.score(["" if failed[i] else preds[i] for i in keep], [golds[i] for i in keep], ctx)
     for i, ok in zip(keep, scores.correct):
@@ -164,6 +164,8 @@ def execute_task(task: Task, model: Any, workdir: Path, cache: ResponseCache,
         else:
             extra, n_rows = _stream_rows(task, model, cache, progress, ppath, journal, on_row_error,
                                          rows_per_batch, workdir)
+    except NoSpaceError:
+        raise  # the whole run stops: nothing more can be written, and a rerun resumes from the cache
     except PromptweaveError as exc:
         return _task_error(task, workdir, exc, ppath, journal)
     cut = model.stats.truncated_prompts - cut_before if cut_before is not None else 0
@@ -177,9 +179,9 @@ def _task_error(task: Task, workdir: Path, exc: PromptweaveError, ppath: Path, j
     if isinstance(exc, _ScoringFailed):
         outcome.predictions_path = str(ppath)
     with contextlib.suppress(OSError):
-        journal.unlink()
+        safe_files.remove_file(journal, root=workdir)  # never through a folder linked out of the work dir
     write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, outcome.error), indent=2,
-                                                         ensure_ascii=False))
+                                                         ensure_ascii=False), root=workdir)
     return outcome
 
 
@@ -231,7 +233,7 @@ def _task_done(task: Task, workdir: Path, extra: dict[str, Any], n_rows: int, pp
     if "truncated_prompts" not in result:  # forms whose rows do not record it (multi-turn): the model's count
         result["truncated_prompts"] = cut
         cut_warning(task, cut, n_rows, None)
-    write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False))
+    write_atomic(results_path(workdir, task), json.dumps(result, indent=2, ensure_ascii=False), root=workdir)
     return outcome
 
 
@@ -259,7 +261,8 @@ def infer_rows(task: Task, model: Any, cache: Any, progress: Callable[[int], Non
 def task_failed(task: Task, workdir: Path, error: str) -> TaskOutcome:
     """Record a task that could not run (its results file says why)."""
     outcome = TaskOutcome(task.dataset, task.model_name, task.mode, task.rows, error=error)
-    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, error), indent=2, ensure_ascii=False))
+    write_atomic(results_path(workdir, task), json.dumps(_failed_result(task, error), indent=2, ensure_ascii=False),
+                 root=workdir)
     return outcome
 
 
@@ -276,16 +279,18 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
     try:
         if meta is not None:  # the form scores its own rows
             extra = form_for(task.mode).score_rows(task, rows, meta)
-            write_atomic(ppath, "".join(jsonl(r) for r in rows))
+            write_atomic(ppath, "".join(jsonl(r) for r in rows), root=workdir)
             n_rows = n_total
         else:
-            state = _Journal(journal)
+            state = _Journal(journal, workdir)
             state.open()
             try:
                 state.add(rows)
             finally:
                 state.close()
             extra, n_rows = _finish_journal(task, state, ppath, journal, on_row_error, cache, workdir)
+    except NoSpaceError:
+        raise
     except PromptweaveError as exc:
         out = _task_error(task, workdir, exc, ppath, journal)
         out.rows = n_total
@@ -297,8 +302,8 @@ def finish_task(task: Task, rows: list[dict[str, Any]], meta: dict | None, workd
 class _Journal:
     """A task's ``.partial`` journal being written: the rows' lines, and what scoring needs of them."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, workdir: Path | None = None) -> None:
+        self.path, self.workdir = path, workdir
         self.preds: list[Any] = []
         self.golds: list[Any] = []
         # compact columns (a task's rows are only ever appended): the run's memory grows by about 17
@@ -313,13 +318,18 @@ class _Journal:
         self.out: Any = None
 
     def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.out = open(self.path, "wb")  # noqa: SIM115 - closed by close(), rows are added across batches
+        # a fresh file, never a planted link's target; closed by close(), rows are added across batches
+        self.out = safe_files.open_fresh(self.path, root=self.workdir)
 
     def close(self) -> None:
-        self.out.close()
+        with safe_files.space_checked(self.path):
+            self.out.close()
 
     def add(self, rows: list[dict[str, Any]]) -> None:
+        with safe_files.space_checked(self.path):
+            self._add(rows)
+
+    def _add(self, rows: list[dict[str, Any]]) -> None:
         for r in rows:
             self.offsets.append(self.out.tell())
             self.out.write(jsonl(r).encode("utf-8", "backslashreplace"))
@@ -345,7 +355,7 @@ def _stream_rows(task: Task, model: Any, cache: ResponseCache, progress: Callabl
     """
     if task.refused is not None:  # forms hook: refused at plan time (e.g. ppl on a chat API)
         raise task.refused
-    state = _Journal(journal)
+    state = _Journal(journal, workdir)
     state.open()
     try:
         for batch in batches(task.records, rows_per_batch):
@@ -363,7 +373,7 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
     offsets, golds, errors = state.offsets, state.golds, state.errors
     try:
         extra, golds, correct, judges = _score(task, state.preds, golds, state.failed, on_row_error,
-                                               lambda keep, key="prompt": _JournalPrompts(journal, offsets, keep, key),
+                                               partial(_JournalPrompts, journal, offsets),
                                                state.indices,
                                                cache, workdir)
         scoring_error = None
@@ -371,24 +381,17 @@ def _finish_journal(task: Task, state: _Journal, ppath: Path, journal: Path, on_
         extra, correct, judges, scoring_error = {"metrics": {}}, None, None, str(exc)
     state.preds = []
     # the final file: the journal's rows with the processed gold and the verdict, replaced at once
-    fd, tmp = tempfile.mkstemp(dir=ppath.parent, prefix=ppath.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as dst, \
-                open(journal, encoding="utf-8") as src:
-            for n, line in enumerate(src):
-                if correct is not None:
-                    row = json.loads(line)
-                    row["gold"] = golds[n]
-                    row["correct"] = correct[n]
-                    if judges is not None and judges[n] is not None:
-                        row["judge"] = judges[n]
-                    line = jsonl(row)
-                dst.write(line)
-        os.replace(tmp, ppath)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with safe_files.atomic_writer(ppath, root=workdir, errors="backslashreplace") as dst, \
+            open(journal, encoding="utf-8") as src:
+        for n, line in enumerate(src):
+            if correct is not None:
+                row = json.loads(line)
+                row["gold"] = golds[n]
+                row["correct"] = correct[n]
+                if judges is not None and judges[n] is not None:
+                    row["judge"] = judges[n]
+                line = jsonl(row)
+            dst.write(line)
     journal.unlink()
     if scoring_error is not None:
         raise _ScoringFailed(scoring_error)
@@ -454,16 +457,17 @@ def _run_locked(tasks: list[Task], order: dict[str, list[Task]], workdir: Path, 
                 for t in group:  # each task says why it has no predictions
                     outcomes.append(TaskOutcome(t.dataset, name, t.mode, t.rows, error=str(exc)))
                     write_atomic(results_path(workdir, t), json.dumps(_failed_result(t, str(exc)), indent=2,
-                                                                      ensure_ascii=False))
+                                                                      ensure_ascii=False), root=workdir)
                 continue
             for t in group:
                 bid = bars[id(t)]
                 outcomes.append(execute_task(t, model, workdir, cache,
-                                             lambda n, bid=bid: bar.advance(bid, n), on_row_error=on_row_error))
+                                             partial(bar.advance, bid), on_row_error=on_row_error))
             del model
             gc.collect()
         summary = [{**o.__dict__} for o in outcomes]
-        write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+        write_atomic(workdir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False, default=str),
+                     root=workdir)
 
 
 def summary_table(outcomes: Sequence[TaskOutcome]) -> Any:

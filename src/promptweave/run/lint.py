@@ -161,6 +161,12 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             return report
         report.dataset_file = dataset_file
         report.datasets, report.models = len(ds_ids), len(model_ids)
+        _list_data(report, cfg, ds_ids, no_data)
+        try:
+            judge = _judge(cfg, options, dataset_file)
+        except PromptweaveError as exc:
+            report.add(exc if exc.file else exc.at(file=str(path)))
+            return report
         opened: dict[int, Any] = {}
         abbrs_d, abbrs_m = cfg.dataset_abbrs(), cfg.model_abbrs()
         try:
@@ -172,6 +178,7 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
             return report
         for i in ds_ids:
             form = _form(cfg.datasets[i], str(path), i)
+            said: set[str] = set()
             for j in model_ids:
                 if allowed is not None and (i, j) not in allowed:
                     continue
@@ -183,11 +190,19 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
                 try:
                     tasks = plan_config(cfg, limit=limit, allow_code=trust, datasets=[i], models=[j],
                                         load_data=not no_data, opened=opened, token_counter=_no_stand_in_tokenizer)
-                    for t in tasks:
-                        if t.refused is not None:
-                            raise t.refused
+                    _check_as_run(tasks, options, judge, str(path))
+                    from promptweave.compat.bridge import check_runnable
+
+                    check_runnable(tasks, file=str(path))  # what run refuses before sending, lint refuses too
+                    if no_data:  # with data, planning has read the rows already
+                        from promptweave.run.plan import check_loader_runnable
+
+                        check_loader_runnable(cfg.datasets[i], file=str(path), where=f"datasets[{i}]")
                     count = _count_prompts(tasks, cfg, opened, no_data)
                 except PromptweaveError as exc:
+                    if str(exc) in said:
+                        continue  # the same fault under another model (the dataset's own): said once
+                    said.add(str(exc))
                     report.add(exc, prefix=f"{pair}: ")
                     if i not in opened:
                         break  # the dataset itself is at fault: one report, not one per model
@@ -213,6 +228,45 @@ def lint_file(path: str | Path, *, no_data: bool = False, trust: bool = False, l
         seen.setdefault(warning_text(w.message), None)
     report.warnings = list(seen)
     return report
+
+
+def _list_data(report: LintReport, cfg: Any, ds_ids: Sequence[int], no_data: bool) -> None:
+    """Every data source the selected datasets read (path, present or not); with ``--no-data`` a source outside
+    the data roots is a problem here, as loading it would be (``data/roots.py``)."""
+    from promptweave.data.listing import config_sources
+    from promptweave.data.roots import data_roots
+
+    for i, src in config_sources(cfg, ds_ids):
+        report.lines.append(src.line())
+        if no_data and not src.allowed:
+            report.add(src.refusal(data_roots(cfg.base_dir)).at(file=str(cfg.path), prefix=f"datasets[{i}]"))
+
+
+def _judge(cfg: Any, options: RunOptions, dataset_file: bool) -> Any:
+    """The judge run would use (``--judge-model``, else the config's ``judge_models``); a dataset config's judge is
+    the API stand-in, as its models are."""
+    from promptweave.evaluate.judge import judge_model_cfg
+
+    judge = judge_model_cfg(cfg, options.judge_model)
+    return STAND_IN_MODELS[1] if judge is None and dataset_file else judge
+
+
+def _check_as_run(tasks: Sequence[Any], options: RunOptions, judge: Any, file: str) -> None:
+    """The checks ``run --dry-run`` makes after planning, with the same flags: a task refused at planning, code that
+    runs only with ``--allow-code-exec`` (and in a sandbox that works here), a judge, what an evaluator lacks."""
+    from promptweave.errors import PromptweaveError
+    from promptweave.evaluate import prepare_tasks
+    from promptweave.forms.agent_loop import mark_refused
+
+    mark_refused(tasks, options.allow_code_exec)
+    for t in tasks:
+        if t.refused is not None:
+            raise t.refused
+    try:
+        prepare_tasks(tasks, allow_code_exec=options.allow_code_exec, judge_model=judge, check_only=True,
+                      code_sandbox=options.code_sandbox)
+    except PromptweaveError as exc:
+        raise (exc if exc.file else exc.at(file=file)) from None
 
 
 def _internal(exc: Exception, path: Path) -> Any:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from promptweave.errors import RunError, WorkdirLockedError
+from promptweave.errors import RunError, WorkdirLinkError, WorkdirLockedError
+from promptweave.safe_files import is_no_space, no_space, open_lock_file
 
 LOCK_FILE = ".lock"
 
@@ -33,8 +34,12 @@ def workdir_lock(workdir: str | Path, *, wait: bool = True,
     path = workdir / LOCK_FILE
     try:
         workdir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_lock_file(path)  # O_NOFOLLOW: a planted link is refused, its target never truncated
+    except WorkdirLinkError:
+        raise
     except OSError as exc:
+        if is_no_space(exc):
+            raise no_space(path, exc) from None
         raise RunError(f"cannot create the work dir's lock file: {exc.strerror}", file=str(path),
                        expected="a writable work dir (-w)") from None
     try:
@@ -54,8 +59,13 @@ def workdir_lock(workdir: str | Path, *, wait: bool = True,
                 if notify is not None:
                     notify(f"waiting for another run ({who}) that is writing to {workdir} ...")
                 fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        except OSError as exc:
+            if is_no_space(exc):
+                raise no_space(path, exc) from None
+            raise
         yield path
     finally:
         os.close(fd)  # closing the descriptor releases the flock

@@ -34,7 +34,10 @@ class RunOptions:
     trust_config: bool = False
     """Run a .py config as Python and let its callables run."""
     allow_env: list[str] = field(default_factory=list)
-    """Credential-looking environment variables the config may read or send as an API key."""
+    """Credential-looking environment variables the config may read or send as an API key (``NAME@host``: to
+    that host only)."""
+    allow_data: list[str] = field(default_factory=list)
+    """Paths outside the data roots a safe-mode config may read data from (``data/roots.py``)."""
     on_row_error: str = "wrong"
     """A row whose request still fails: 'wrong', 'skip' or 'fail'."""
     wait: bool = True
@@ -68,6 +71,7 @@ class RunOptions:
     def __post_init__(self) -> None:
         self.workdir = Path(self.workdir)
         self.allow_env = list(self.allow_env or ())
+        self.allow_data = [str(p) for p in self.allow_data or ()]
 
     def check(self) -> None:
         """Each value is one the run can take (PW180, naming the flag), before anything is read."""
@@ -77,12 +81,14 @@ class RunOptions:
             if value not in allowed:
                 raise RunOptionsError(f"unknown --{name}", field=f"--{name}", value=value,
                                       expected=" or ".join(allowed))
-        for name, value, low in (("limit", self.limit, 1), ("shard-rows", self.shard_rows, 1),
-                                 ("workers", self.workers, 1), ("num-gpus", self.num_gpus, 0),
-                                 ("num-cpus", self.num_cpus, 0)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < low):
+        bounds: tuple[tuple[str, int | float | None, int], ...] = (
+            ("limit", self.limit, 1), ("shard-rows", self.shard_rows, 1), ("workers", self.workers, 1),
+            ("num-gpus", self.num_gpus, 0), ("num-cpus", self.num_cpus, 0))
+        for name, number, low in bounds:
+            if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
+                                       or number < low):
                 raise RunOptionsError(f"--{name} must be a number of at least {low}", field=f"--{name}",
-                                      value=value, expected=f">= {low}")
+                                      value=number, expected=f">= {low}")
 
     def executor_options(self) -> dict[str, object]:
         """The Ray executor's settings (``run.executors.make_executor``)."""

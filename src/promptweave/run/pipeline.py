@@ -90,11 +90,14 @@ def collected_warnings(into: list[str]) -> Iterator[None]:
 
 
 def apply_policy(options: RunOptions) -> None:
-    """The options checked and the user's env allow-list set: before the config is read (run, spread, lint)."""
+    """The options checked and the user's env allow-list and data paths set: before the config is read (run,
+    spread, lint)."""
+    from promptweave.data.roots import set_data_policy
     from promptweave.sandbox.env import set_policy
 
     options.check()
     set_policy(options.allow_env, trusted=options.trust_config)
+    set_data_policy(options.allow_data, trusted=options.trust_config)
 
 
 def select_run(cfg: Config, options: RunOptions) -> tuple[list[int], list[int]]:
@@ -142,6 +145,10 @@ def plan_tasks(run: OpenedRun, config: Config | None = None, *, datasets: Sequen
 
         mark_refused(tasks, opts.allow_code_exec)
     run.prepare(tasks)
+    if opts.dry_run:  # what run refuses before sending (a reference class it cannot import), listed as refused
+        from promptweave.compat.bridge import mark_unrunnable
+
+        mark_unrunnable(tasks, file=run.file)
     return tasks
 
 

@@ -71,17 +71,14 @@ def _stand_in_dataset(cfg: Any, i: int) -> Any:
     for tpl in (ds.prompt_template, ds.ice_template):
         for col in tpl.expand_columns() if tpl is not None and hasattr(tpl, "expand_columns") else ():
             row[col] = [{"role": "user", "content": f"<{col}>"}]
-        # forms hook: a template written from the row's values (OlympiadBench) gets values it can read
+        # a template written from the row's values (OlympiadBench) gets values it can read
         row.update(getattr(tpl, "stand_in_values", dict)())
-    try:  # data hook: columns the loader adds beyond reader_cfg (AISBench's multimodal 'content')
-        from promptweave.data.stand_in import stand_in_columns
-    except ImportError:
-        stand_in_columns = None
-    if stand_in_columns is not None:
-        row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
+    from promptweave.data.stand_in import stand_in_columns  # columns the loader adds (AISBench's 'content')
+
+    row.update({k: v for k, v in stand_in_columns(cfg.datasets[i]).items() if k not in row})
     ds.train, ds.test, ds.same_split = [row], [row], False
     check_placeholders(ds, columns=cols)
-    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # data hook: loader class resolves
+    _check_loader(cfg.datasets[i], file=str(cfg.path), where=where)  # loader class resolves
     return ds
 
 
@@ -98,6 +95,21 @@ def _check_loader(raw: Any, *, file: str, where: str) -> None:
         name = loader_name(raw)
         if name is not None:
             choose(name, file=file)
+    except PromptweaveError as exc:
+        raise exc.at(file=file, prefix=where) from None
+
+
+def check_loader_runnable(raw: Any, *, file: str, where: str) -> None:
+    """For ``lint --no-data``: a loader known only from an unimportable reference's source cannot read the rows
+    ``run`` needs, so lint refuses it as run would (after checking everything else with a stand-in row)."""
+    try:
+        from promptweave.compat.bridge import is_static
+        from promptweave.data.loaders import choose, loader_name
+
+        name = loader_name(raw)
+        choice = choose(name, file=file) if name is not None else None
+        if choice is not None and is_static(choice.fn):
+            raise choice.fn.unavailable(file=file, field="type")  # type: ignore[attr-defined]
     except PromptweaveError as exc:
         raise exc.at(file=file, prefix=where) from None
 
@@ -124,11 +136,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
           load_data: bool, opened: dict[int, Any], rows: range | None = None) -> list[Task]:
     from promptweave.compat.inferencers import resolve_inferencer
     from promptweave.compat.models import model_notes
-    from promptweave.config import open_dataset, open_model
+    from promptweave.config.pairs import allowed_pairs, paired
+    from promptweave.engine.open import open_dataset, open_model
     from promptweave.forms.base import DatasetPlan
     from promptweave.forms.registry import form_for
-
-    from promptweave.config.pairs import allowed_pairs, paired
     from promptweave.run.estimate import prices
 
     counters = Counters(token_counter)
@@ -138,7 +149,10 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
     ds_ids = list(datasets) if datasets is not None else list(range(len(cfg.datasets)))
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))
     specs = [open_model(cfg, j) for j in model_ids]
+    from promptweave.compat.key_check import check_dataset_keys, check_keys
+
     for j in model_ids:
+        check_keys(cfg.models[j], "model", file=file, where=f"models[{j}]")  # compat/config_keys.py
         for note in model_notes(cfg.models[j]):
             warnings.warn(f"{file}: models[{j}]: {note}", PromptweaveWarning, stacklevel=3)
         prices(cfg.models[j], file=file, where=f"models[{j}]")  # input_price / output_price, for the estimate
@@ -151,6 +165,7 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             continue
         ds = opened.get(i)
         if ds is None:
+            check_dataset_keys(cfg.datasets[i], file=file, where=f"datasets[{i}]")
             if cfg.datasets[i].get(PROMPT_VARIANTS) is not None:  # user-written variants must build as templates
                 check_prompt_variants(cfg.datasets[i], file=file, where=f"datasets[{i}]")
             ds = open_dataset(cfg, i) if load_data else _stand_in_dataset(cfg, i)
@@ -161,9 +176,21 @@ def _plan(cfg: Any, *, limit: int | None, allow_code: bool, datasets: Sequence[i
             warnings.warn(f"{file}: {note}", PromptweaveWarning, stacklevel=3)
         n = len(ds.test) if limit is None else min(limit, len(ds.test))
         todo = range(n) if rows is None else range(max(0, rows.start), min(n, rows.stop))  # ray: one shard
+        raw = cfg.datasets[i]
+        judged = raw.get("judge_infer_cfg") is not None
+        if judged:  # AISBench's judge stage: the candidate's task is planned unscored, then judged (evaluate/)
+            from promptweave.evaluate.judge_stage import judged_dataset
+
+            raw = judged_dataset(raw, mode=resolved.mode, file=file, where=f"datasets[{i}]")
         # the form checks its settings and each model, and makes each model's task (forms/)
-        tasks += form_for(resolved.mode).plan(DatasetPlan(
-            cfg=cfg, ds=ds, raw=cfg.datasets[i], i=i, file=file, where=where, n=n, todo=todo, rows=rows,
+        planned = form_for(resolved.mode).plan(DatasetPlan(
+            cfg=cfg, ds=ds, raw=raw, i=i, file=file, where=where, n=n, todo=todo, rows=rows,
             model_ids=model_ids, specs=specs, make_model=make_model, allow_code=allow_code, load_data=load_data,
             counters=counters, tokenizer_checks=tokenizer_checks))
+        if judged:
+            from promptweave.evaluate.judge_stage import judge_tasks
+
+            judge_tasks(planned, cfg.datasets[i], specs=specs, rows=ds.test, where=f"datasets[{i}]",
+                        allow_code=allow_code, file=file)
+        tasks += planned
     return tasks

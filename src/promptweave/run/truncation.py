@@ -14,6 +14,7 @@ from typing import Any
 
 from promptweave.errors import PromptweaveWarning
 
+
 def run_owns_the_warning(model: Any) -> None:
     """The run warns once per task with the recorded count, so the model's own first-batch warning is off."""
     if hasattr(model, "warn_cuts"):

@@ -19,7 +19,6 @@ from typing import Any, Protocol
 import regex
 
 
-
 class InterpreterLike(Protocol):
     """What the allowed functions need of the interpreter that runs them (``sandbox.interp.Interpreter``).
 

@@ -21,7 +21,7 @@ RETRIEVERS: dict[str, str] = {
     "VoteKRetriever": "promptweave.shots.votek:VotekRetriever",
     "DPPRetriever": "promptweave.shots.dpp:DPPRetriever",
     "MDLRetriever": "promptweave.shots.mdl:MDLRetriever",
-    "XiezhiRetriever": "promptweave.shots.xiezhi:XiezhiRetriever",  # forms: a reference dataset's own retriever
+    "XiezhiRetriever": "promptweave.suites.xiezhi:XiezhiRetriever",  # a reference dataset's own retriever
 }
 
 
@@ -41,7 +41,7 @@ def build_retriever(cfg: Mapping[str, Any] | Retriever | None) -> Retriever:
         return cfg
     if cfg is None:
         cfg = {"type": "ZeroRetriever"}
-    if not isinstance(cfg, Mapping):  # reliability: a typed error, not dict()'s ValueError
+    if not isinstance(cfg, Mapping):  # a typed error, not dict()'s ValueError
         raise RetrieverError("a retriever must be a dict with a 'type'", field="retriever", value=cfg)
     cfg = dict(cfg)
     kind = cfg.pop("type", "ZeroRetriever")

@@ -12,6 +12,7 @@ import gc
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ def variant_spec(base: Any, variant: Variant, *, file: str, where: str) -> Any:
 def plan_tasks(req: SpreadRequest, variants: dict[int, list[Variant]]) -> dict[int, list]:
     """Variant k → its planned tasks (``run``'s planner on the config with variant k's templates; each dataset's
     rows read once and shared by its variants)."""
-    from promptweave.config import open_dataset
+    from promptweave.engine.open import open_dataset
     from promptweave.run.plan import plan_config
 
     cfg = req.config
@@ -114,13 +115,14 @@ def run_local(req: SpreadRequest, planned: dict[int, list]) -> dict[int, list]:
                 continue
             for k, t in group:
                 outcomes[k].append(execute_task(t, model, variant_dir(workdir, k), cache,
-                                                lambda n, bid=bid: bar.advance(bid, n),
+                                                partial(bar.advance, bid),
                                                 on_row_error=req.on_row_error))
             del model
             gc.collect()
         for k, outs in outcomes.items():
             write_atomic(variant_dir(workdir, k) / "summary.json",
-                         json.dumps([{**o.__dict__} for o in outs], indent=2, ensure_ascii=False, default=str))
+                         json.dumps([{**o.__dict__} for o in outs], indent=2, ensure_ascii=False, default=str),
+                         root=workdir)
     return outcomes
 
 
@@ -150,11 +152,24 @@ def _ray_variant(req: SpreadRequest, runner: Any, variants: dict[int, list[Varia
     return runner.run(rr)
 
 
-def _read_results(path: Path) -> dict[str, Any] | None:
+def _read_work_file(path: Path) -> str | None:
+    """A file the variant's run wrote, read only if it is a regular file in its own folder (no link out)."""
+    from promptweave.errors import WorkdirFileError
+    from promptweave.safe_files import read_regular
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_regular(path, max_bytes=1 << 34, root=path.parent).decode("utf-8")
+    except (WorkdirFileError, ValueError):
         return None
+
+
+def _read_results(path: Path) -> dict[str, Any] | None:
+    text = _read_work_file(path)
+    try:
+        got = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        return None
+    return got if isinstance(got, dict) else None
 
 
 def headline(metrics: dict[str, Any]) -> tuple[str | None, float | None]:
@@ -170,11 +185,14 @@ def headline(metrics: dict[str, Any]) -> tuple[str | None, float | None]:
 
 def _row_results(path: Path) -> list[float | None] | None:
     """Per-row results (1 correct, 0 not, None unscored) in row order, from a predictions file."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+    text = _read_work_file(path)
+    if text is None:
         return None
-    rows = sorted((json.loads(line) for line in lines if line.strip()), key=lambda r: r.get("index", 0))
+    try:
+        rows = sorted((json.loads(line) for line in text.splitlines() if line.strip()),
+                      key=lambda r: r.get("index", 0))
+    except (ValueError, RecursionError, TypeError, AttributeError):
+        return None
     out: list[float | None] = []
     for r in rows:
         c = r.get("correct")
@@ -233,7 +251,7 @@ def write_spread(workdir: Path, data: dict[str, Any]) -> Path:
     from promptweave.run.execute import write_atomic
 
     path = Path(workdir) / SPREAD_FILE
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str), root=Path(workdir))
     return path
 
 

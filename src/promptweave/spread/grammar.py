@@ -20,11 +20,12 @@ author wrote around them are.
 """
 from __future__ import annotations
 
+import bisect
 import random
 import re
-from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from promptweave.errors import TemplateError
@@ -155,8 +156,39 @@ def _label_edits(s: str, fmt: Format) -> tuple[list[tuple[int, int, str]], list[
     return edits, spans
 
 
-def _overlaps(a: int, b: int, spans: Sequence[tuple[int, int]]) -> bool:
-    return any(a < e and s < b for s, e in spans)
+class TakenSpans:
+    """The spans of a text already claimed by an edit, kept merged and sorted, so asking whether ``[a, b)``
+    meets one of them looks at one neighbour (a template of many lines stays linear, not quadratic).
+
+    ``probes`` counts the stored spans looked at, for tests that bound the work."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]] = ()) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.probes = 0
+        for a, b in sorted(spans):
+            self.add(a, b)
+
+    def overlaps(self, a: int, b: int) -> bool:
+        """Whether ``[a, b)`` meets a stored span (``a < end and start < b``)."""
+        i = bisect.bisect_left(self.starts, b) - 1  # the last span starting before b
+        self.probes += 1
+        return i >= 0 and a < self.ends[i]
+
+    def add(self, a: int, b: int) -> None:
+        if a >= b:
+            return
+        i = bisect.bisect_right(self.starts, a)
+        if i and self.ends[i - 1] >= a:  # joins the span before
+            i -= 1
+            a = self.starts[i]
+        j = i
+        while j < len(self.starts) and self.starts[j] <= b:  # and every span it reaches
+            b = max(b, self.ends[j])
+            j += 1
+            self.probes += 1
+        self.starts[i:j] = [a]
+        self.ends[i:j] = [b]
 
 
 def apply_text(text: str, fmt: Format, *, protect: Sequence[str] = ()) -> str:
@@ -172,9 +204,10 @@ def _apply(text: str, fmt: Format, protect: tuple[str, ...]) -> str:
     if masked is None:
         return text
     s, kept = masked
-    edits, taken = _label_edits(s, fmt)
+    edits, label_spans = _label_edits(s, fmt)
+    taken = TakenSpans(label_spans)
     for m in _DESC.finditer(s):
-        if _overlaps(m.start(), m.end(), taken):
+        if taken.overlaps(m.start(), m.end()):
             continue
         word = m.group("d")
         if fmt.cue is not None and word.lower() in CUE_WORDS:
@@ -187,10 +220,10 @@ def _apply(text: str, fmt: Format, protect: tuple[str, ...]) -> str:
             if after in ("", "\n") and sep.endswith("\n"):
                 sep = sep.rstrip()  # nothing follows on this line: no new line break of our own
         edits.append((m.start(), m.end(), word + sep))
-        taken.append((m.start(), m.end()))
+        taken.add(m.start(), m.end())
     if fmt.spacing is not None:
         for m in _LONE_NEWLINE.finditer(s):
-            if not _overlaps(m.start(), m.end(), taken):
+            if not taken.overlaps(m.start(), m.end()):
                 edits.append((m.start(), m.end(), fmt.spacing))
     out, pos = [], 0
     for start, end, new in sorted(edits):

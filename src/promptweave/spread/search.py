@@ -86,9 +86,9 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
     sent, each arm's rows seen and accuracy so far, and the 95% posterior interval of the best and worst
     arms' scores.
     """
-    from promptweave.run.execute import infer_rows
-
     import numpy as np
+
+    from promptweave.run.execute import infer_rows
 
     rng = np.random.default_rng(random.Random(f"promptweave-spread-search:{seed}").getrandbits(64))  # any int seed
     for t in tasks:
@@ -150,14 +150,14 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
                      default=None)
             lo = min((k for k in range(len(arms)) if arms[k].seen < arms[k].total), key=lambda k: d[k],
                      default=None)
-            if hi is None:
+            if hi is None or lo is None:
                 stopped = "every row seen"
                 break
             want = {hi: 1}
             want[lo] = want.get(lo, 0) + 1
             if not pull(want) and not pull({hi: 1}):
                 break
-    b, pb, w, pw, draws = certainty() if arms else (None, 0.0, None, 0.0, [])
+    best, pb, worst, pw, draws = certainty() if arms else (None, 0.0, None, 0.0, np.zeros((0, 0)))
 
     def interval(k: int | None) -> list[float] | None:
         if k is None:
@@ -168,8 +168,8 @@ def search_extremes(tasks: Sequence[Any], model: Any, cache: Any, budget: int, *
     return {
         "budget": budget, "calls_used": used, "sent": getattr(cache, "writes", 0) - writes_before,
         "stopped": stopped, "confidence": confidence,
-        "best": None if b is None else arms[b].variant, "p_best": pb, "best_interval": interval(b),
-        "worst": None if w is None else arms[w].variant, "p_worst": pw, "worst_interval": interval(w),
+        "best": None if best is None else arms[best].variant, "p_best": pb, "best_interval": interval(best),
+        "worst": None if worst is None else arms[worst].variant, "p_worst": pw, "worst_interval": interval(worst),
         "arms": [{"variant": a.variant, "rows_seen": a.seen, "rows": a.total, "correct": a.correct,
                   "accuracy_seen": 100 * a.correct / a.seen if a.seen else None} for a in arms],
     }

@@ -66,7 +66,7 @@ def pss(results: Sequence[Sequence[float | None]]) -> float | None:
     n = max(len(r) for r in results)
     per_instance = []
     for i in range(n):
-        vals = [float(r[i]) for r in results if i < len(r) and r[i] is not None]
+        vals = [float(v) for r in results if i < len(r) and (v := r[i]) is not None]
         d = pair_mean_abs_diff(vals)
         if d is not None:
             per_instance.append(d)
@@ -75,7 +75,10 @@ def pss(results: Sequence[Sequence[float | None]]) -> float | None:
 
 def summarize(scores: Sequence[float | None], results: Sequence[Sequence[float | None]] | None = None, *,
               seed: int = 0) -> dict[str, Any]:
-    """The figures of one dataset × model over its variants (``scores[k]``: variant k's score, None if failed)."""
+    """The figures of one dataset × model over its variants (``scores[k]``: variant k's score, None if failed).
+
+    ``best`` / ``worst``: the variant whose score is strictly above / below every other scored variant's; None
+    when the top (bottom) score is tied or only one variant scored (a tie is neither best nor worst)."""
     got = [(k, s) for k, s in enumerate(scores) if s is not None]
     xs = [s for _, s in got]
     out: dict[str, Any] = {"variants": len(scores), "scored": len(xs)}
@@ -83,12 +86,17 @@ def summarize(scores: Sequence[float | None], results: Sequence[Sequence[float |
         out.update(min=None, max=None, spread=None, mean=None, std=None, ci95=None, best=None, worst=None,
                    pss=None)
         return out
-    best = max(got, key=lambda ks: (ks[1], -ks[0]))[0]
-    worst = min(got, key=lambda ks: (ks[1], ks[0]))[0]
+    best, worst = _unique_at(got, max(xs)), _unique_at(got, min(xs))
     lo, hi = bootstrap_ci(xs, seed=seed)
     out.update(min=min(xs), max=max(xs), spread=max(xs) - min(xs), mean=_mean(xs), std=std(xs), ci95=[lo, hi],
                best=best, worst=worst, pss=None if results is None else pss(results))
     return out
+
+
+def _unique_at(got: Sequence[tuple[int, float]], score: float) -> int | None:
+    """The one variant with ``score``, when exactly one of two or more scored variants has it."""
+    at = [k for k, s in got if s == score]
+    return at[0] if len(at) == 1 and len(got) > 1 else None
 
 
 def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
@@ -100,7 +108,7 @@ def rankings(scores: Mapping[str, Sequence[float | None]]) -> dict[str, Any]:
     n = max((len(v) for v in scores.values()), default=0)
     per_variant = []
     for k in range(n):
-        have = [(m, scores[m][k]) for m in models if k < len(scores[m]) and scores[m][k] is not None]
+        have = [(m, v) for m in models if k < len(scores[m]) and (v := scores[m][k]) is not None]
         ranked = sorted(have, key=lambda ms: -ms[1])  # stable: ties keep the config's model order
         order = [m for m, _ in ranked]
         top = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[1][1] < ranked[0][1]) else None  # tie: none
@@ -128,7 +136,10 @@ def robustness(scores: Mapping[str, Sequence[float | None]], *, seed: int = 0) -
         return {"shared_variants": len(shared), "leaderboard": [], "pairs": [], "ranking_holds": None}
     vals = {m: [float(scores[m][k]) for k in shared] for m in models}  # type: ignore[arg-type]
     board = sorted(models, key=lambda m: -_mean(vals[m]))  # stable: ties keep the config's order
-    orders = [tuple(sorted(models, key=lambda m, k=i: -vals[m][k])) for i in range(len(shared))]
+    def order_at(k: int) -> tuple[str, ...]:
+        return tuple(sorted(models, key=lambda m: -vals[m][k]))
+
+    orders = [order_at(i) for i in range(len(shared))]
     place = {m: i for i, m in enumerate(board)}
     moved = {m for order in orders for i, m in enumerate(order) if place[m] != i}
     leaderboard = []

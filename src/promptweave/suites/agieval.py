@@ -1,9 +1,11 @@
-"""AGIEval's cloze scoring: its own answer extraction and its (older, stricter) MATH-style equivalence."""
+"""AGIEval: its loader (``AGIEvalDataset_v2``) and its cloze scoring: its own answer extraction and its (older,
+stricter) MATH-style equivalence."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
 from promptweave.evaluate import math_equiv
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator, check_lengths, pct
@@ -101,4 +103,30 @@ class AGIEvalEvaluator(Evaluator):
 
 
 # the suite's entries in the compat registries (compat/suites.py)
+
+
+def _agieval_label(label: Any) -> Any:
+    if isinstance(label, list):
+        return "".join(map(str, label))
+    return label if label is None else str(label)
+
+
+def agieval_v2(ctx: LoadContext, path: str, name: str, setting_name: str) -> Splits:
+    """``<path>/<name>.jsonl``: passage + question, options joined by newlines, label (or answer)."""
+    if setting_name not in "zero-shot":
+        raise ctx.fail("only the zero-shot setting exists", where="setting_name", value=setting_name)
+    f = ctx.member(ctx.find(path), f"{name}.jsonl")
+    items = []
+    for loc, item in jsonl(f):
+        need(ctx, item, ("passage", "question", "options", "label"), file=f, where=loc)
+        label = item["label"] if item["label"] else item.get("answer")
+        items.append((loc, {"question": (item["passage"] or "") + item["question"],
+                            "options": "\n".join(item["options"]) if item["options"] else "",
+                            "label": _agieval_label(label)}))
+    return rows(items, f)
+
+
 EVALUATORS: dict[str, type] = {"AGIEvalEvaluator": AGIEvalEvaluator}
+LOADERS = {
+    "AGIEvalDataset_v2": agieval_v2,
+}

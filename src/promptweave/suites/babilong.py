@@ -1,5 +1,5 @@
 """BABILong (bAbI facts hidden in long distractor text, ten tasks, lengths 0k to 1m): its loader, as OpenCompass
-defines it (rewritten from its observable behaviour); its scoring rule is the engine's ``BabiLongEvaluator``.
+defines it (rewritten from its observable behaviour); and its scoring rule, ``BabiLongEvaluator``.
 
 Data: ``opencompass/babilong`` (``./data/babilong/data/``) holds ``<task>/<length>.json``, a JSON list of records
 with ``input`` (the long context), ``question`` and ``target``. Each row's ``prompt`` is the task's instruction,
@@ -19,6 +19,8 @@ from typing import Any
 
 from promptweave.data.loaders.base import LoadContext, Splits, json_file, need, rows
 from promptweave.errors import ReferenceTextMissingError
+from promptweave.evaluate.context import Scores
+from promptweave.evaluate.evaluators import Evaluator, check_lengths, pct
 
 TASKS = tuple(f"qa{i}" for i in range(1, 11))
 LENGTHS = ("0k", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m")
@@ -103,4 +105,25 @@ def babilong(ctx: LoadContext, path: str, task: str, split_name: str, use_instru
     return rows(items, f)
 
 
+class BabiLongEvaluator(Evaluator):
+    """BABILong: the gold's first item, lower-cased, inside the reply's first sentence (before any <context> or
+    <example> the model starts); ``score`` ×100 rounded to 2 places."""
+
+    name = "BabiLongEvaluator"
+
+    @staticmethod
+    def match(target: str, output: str) -> bool:
+        out = output.lower().split(".")[0].split("<context>")[0].split("<example>")[0]
+        return target.lower() in out
+
+    def score(self, predictions, references, ctx=None) -> Scores:
+        check_lengths(predictions, references, self.name)
+        ok = []
+        for p, r in zip(predictions, references):
+            first = r[0] if isinstance(r, (list, tuple)) and r else r
+            ok.append(self.match(str(first), str(p)))
+        return Scores({"score": round(pct(sum(ok), len(ok)), 2)}, ok)
+
+
 LOADERS: dict[str, Any] = {"BabiLongDataset": babilong}
+EVALUATORS: dict[str, type] = {"BabiLongEvaluator": BabiLongEvaluator}

@@ -1,4 +1,5 @@
-"""GAOKAO-Bench objective questions: answer letters pulled from the reply by question type, scored per blank.
+"""GAOKAO-Bench: its loader (JSON exam papers) and the objective questions' scoring: answer letters pulled from
+the reply by question type, scored per blank.
 
 Golds are lists (one entry per sub-question). The letters read from a reply:
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptweave.data.loaders.base import LoadContext, Splits, json_file, need, rows
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator, check_lengths
@@ -109,4 +111,20 @@ BY_TYPE: dict[str, type] = {f"GaokaoBenchEvaluator_{t}": _for_type(t) for t in Q
 
 
 # the suite's entries in the compat registries (compat/suites.py)
+
+
+def gaokao_bench(ctx: LoadContext, path: str, filename: str, name: str) -> Splits:
+    """``<path><filename>`` (plain concatenation, as the reference joins them): a JSON paper whose
+    ``example`` list holds the questions."""
+    f = ctx.concat(path, filename)
+    data = json_file(f)
+    if not isinstance(data, dict) or not isinstance(data.get("example"), list):
+        raise ctx.fail("expected a JSON object with an 'example' list", file=f)
+    return rows(((f"example[{i}]", dict(need(ctx, ex, (), file=f, where=f"example[{i}]")))
+                 for i, ex in enumerate(data["example"])), f)
+
+
 EVALUATORS: dict[str, type] = dict(BY_TYPE)
+LOADERS = {
+    "GaokaoBenchDataset": gaokao_bench,
+}

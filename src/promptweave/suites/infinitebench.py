@@ -6,7 +6,7 @@ Every task is one JSONL file under ``./data/InfiniteBench/`` (``path`` is read a
 accepted answers there, kept as it is). The loaders keep what each reference class keeps: the question as
 ``question`` or ``input``; for ``code_run`` the called function and the call parsed out of the question; for
 ``math_find`` a ``prefix`` asking for the requested statistic; for the choice tasks the four options and the
-answer's letter (``data/loaders/infinitebench.py``).
+answer's letter.
 
 Scoring: ``InfiniteBenchendiaEvaluator`` (the first gold name among the reply's upper-cased words),
 ``InfiniteBenchretrievekvEvaluator`` (the gold value among the reply's words), ``InfiniteBenchmathcalcEvaluator``
@@ -18,10 +18,30 @@ import re
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders import infinitebench as choice
 from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator, check_lengths, pct
+
+
+def codedebug(ctx: LoadContext, path: str) -> Splits:
+    """One JSONL file: ``context``, ``input`` (the question), four ``options`` and ``answer`` (a list whose first
+    item is one of the options) -> context, question, option_A..option_D and the answer's letter."""
+    f = ctx.find(path, local_mode=True)
+    items = []
+    for loc, item in jsonl(f):
+        need(ctx, item, ("context", "input", "options", "answer"), file=f, where=loc)
+        options, answer = item["options"], item["answer"]
+        if not isinstance(options, list) or len(options) < 4:
+            raise ctx.fail("options must be a list of (at least) four options", file=f, where=f"{loc}.options",
+                           value=options)
+        if not isinstance(answer, list) or not answer or answer[0] not in options:
+            raise ctx.fail("answer must be a list whose first item is one of the options", file=f,
+                           where=f"{loc}.answer", value=answer)
+        items.append((loc, {"context": item["context"], "question": item["input"],
+                            **{f"option_{letter}": options[i] for i, letter in enumerate("ABCD")},
+                            "answer": chr(ord("A") + options.index(answer[0]))}))
+    return rows(items, f)
+
 
 _CALL = re.compile(r"func_[0-9]+\(\-?[0-9]+\)")
 _STAT = re.compile(r"The .+ of")
@@ -144,8 +164,14 @@ class InfiniteBenchmathcalcEvaluator(_PerRow):
         return float(n)
 
 
+def infinitebench_first_number_postprocess(text: str) -> str | None:
+    m = re.search(r"\d+\.\d+|\d+", text)
+    return str(m.group(0).strip()) if m else None
+
+
 LOADERS: dict[str, Any] = {
-    "InfiniteBenchenmcDataset": choice.codedebug,
+    "InfiniteBenchcodedebugDataset": codedebug,
+    "InfiniteBenchenmcDataset": codedebug,
     "InfiniteBenchcoderunDataset": coderun,
     "InfiniteBenchendiaDataset": qa,
     "InfiniteBenchenqaDataset": qa,
@@ -157,9 +183,11 @@ LOADERS: dict[str, Any] = {
     "InfiniteBenchretrievenumberDataset": retrieval,
     "InfiniteBenchretrievepasskeyDataset": retrieval,
 }
-
 EVALUATORS: dict[str, type] = {
     "InfiniteBenchendiaEvaluator": InfiniteBenchendiaEvaluator,
     "InfiniteBenchretrievekvEvaluator": InfiniteBenchretrievekvEvaluator,
     "InfiniteBenchmathcalcEvaluator": InfiniteBenchmathcalcEvaluator,
+}
+POSTPROCESSORS = {
+    "InfiniteBench_first_number_postprocess": infinitebench_first_number_postprocess,
 }

@@ -401,7 +401,7 @@ class LawBenchEvaluator(Evaluator):
             from promptweave.compat.bridge import is_static, reference_class
 
             found = reference_class("evaluator", "LawBenchEvaluator_2_1")
-            if found is not None and not is_static(found[1]):  # bridge hook: read-only install = unavailable
+            if found is not None and not is_static(found[1]):  # read-only install = unavailable
                 from promptweave.evaluate.bridged import BridgedEvaluator
 
                 self.inner = BridgedEvaluator(found[0], found[1], {}, "eval_cfg.evaluator")

@@ -1,4 +1,5 @@
-"""MBPP+ (``MBPPEvaluator(metric='MBPPPlus')``): EvalPlus's base and plus tests, run natively in the code sandbox.
+"""MBPP and MBPP+: the loaders (MBPP's JSONL, sanitized MBPP, EvalPlus's MBPP+ problems) and
+``MBPPEvaluator(metric='MBPPPlus')``: EvalPlus's base and plus tests, run natively in the code sandbox.
 
 OpenCompass hands the extracted code of each answer to the ``evalplus`` package, keyed by the row's ``task_id``
 (``Mbpp/N``), and reports ``mbpp_plus_pass@1``: the share (×100) of tasks whose first answer passes the *plus*
@@ -31,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
+from promptweave.data.sources import Split
 from promptweave.errors import CodeExecutionError, DataNotFoundError, PromptweaveWarning
 from promptweave.evaluate.code_exec import Limits, require_flag, run_many, sandbox_of
 from promptweave.evaluate.code_relay import RelayJob
@@ -391,4 +394,73 @@ class MBPPEvaluator(mbpp.MBPPEvaluator):
 
 
 # the suite's entries in the compat registries (compat/suites.py)
+
+
+def _mbpp(ctx: LoadContext, path: str, *, train: int, stop: int, repeats: int, kind: str,
+          local_mode: bool = False) -> Splits:
+    f = ctx.find(path, local_mode=local_mode)
+    data = jsonl(f)
+
+    def convert(loc: str, item: Any) -> dict[str, Any]:
+        need(ctx, item, ("test_list", "task_id") + (("prompt",) if kind == "sanitized" else ()), file=f, where=loc)
+        row = dict(item)
+        tests = row["test_list"]
+        joined = "\n".join(tests)
+        if kind == "sanitized":
+            row["text"] = row.pop("prompt")
+        if kind == "v1":
+            row["test_case"] = tests
+            row["test_list"] = joined
+            row["test_list_2"] = joined
+        else:
+            if kind == "v2":
+                row["test_case"] = tests
+            row["test_list"] = joined
+            if kind == "sanitized":
+                row["test_list_2"] = joined
+            row["test_column"] = {"test_list_2": joined, "task_id": row["task_id"]}
+        return row
+
+    train_part = rows(((loc, convert(loc, it)) for loc, it in data[:train]), f)
+    test_items = [(loc, convert(loc, it)) for loc, it in data[train:stop]]
+    test_part = rows(test_items * int(repeats), f)
+    return {"train": train_part, "test": Split(test_part.rows, test_part.file, test_part.where)}
+
+
+def mbpp(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
+    """MBPP: rows 0-9 train, 10-509 test; ``test_list`` joined into one string, the list kept as ``test_case``."""
+    return _mbpp(ctx, path, train=10, stop=510, repeats=1, kind="v1", local_mode=local_mode)
+
+
+def mbpp_v2(ctx: LoadContext, path: str, num_repeats: int = 1) -> Splits:
+    """As MBPPDataset, with ``test_column`` (joined tests + task id) for the pass@k evaluator."""
+    return _mbpp(ctx, path, train=10, stop=510, repeats=num_repeats, kind="v2")
+
+
+def sanitized_mbpp(ctx: LoadContext, path: str, num_repeats: int = 1) -> Splits:
+    """Sanitized MBPP: rows 0-6 train, 7-263 test; ``prompt`` renamed ``text``."""
+    return _mbpp(ctx, path, train=7, stop=264, repeats=num_repeats, kind="sanitized")
+
+
+def mbpp_plus(ctx: LoadContext, path: str, num_repeats: int = 1) -> Splits:
+    """MBPP+ JSONL; ``test_list`` joined into one string (the list kept as ``test_case``), ``test_column`` for
+    pass@k, each problem repeated ``num_repeats`` times in place."""
+    f = ctx.find(path)
+    items = []
+    for loc, line in jsonl(f):
+        row = dict(need(ctx, line, ("task_id", "test_list"), file=f, where=loc))
+        row["test_case"] = row["test_list"]
+        joined = "\n".join(row["test_list"]) if isinstance(row["test_list"], list) else str(row["test_list"])
+        row["test_list"] = row["test_list_2"] = joined
+        row["test_column"] = {"test_list_2": joined, "task_id": row["task_id"]}
+        items.extend((loc, row) for _ in range(int(num_repeats)))
+    return rows(items, f)
+
+
 EVALUATORS: dict[str, type] = {"MBPPEvaluator": MBPPEvaluator}  # metric='MBPP' or 'MBPPPlus' (EvalPlus)
+LOADERS = {
+    "MBPPDataset": mbpp,
+    "MBPPDatasetV2": mbpp_v2,
+    "SanitizedMBPPDataset": sanitized_mbpp,
+    "MBPPPlusDataset": mbpp_plus,
+}

@@ -51,7 +51,7 @@ def medmcqa(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: An
     return Split(out, got.file, list(got.where))
 
 
-def _csv_rows(ctx: LoadContext, path: str) -> tuple[Any, Split]:
+def csv_rows(ctx: LoadContext, path: str) -> tuple[Any, Split]:
     """One CSV read with pandas' type inference, empty cells as ``''`` (the reference's ``fillna('')``)."""
     f = ctx.find(path)
     got = read_hf_named("csv", data_files={"train": str(f)}) if f.is_file() else read_folder(ctx, f)
@@ -66,7 +66,7 @@ def _csv_rows(ctx: LoadContext, path: str) -> tuple[Any, Split]:
 def medbullets(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
     """One CSV (types inferred as pandas does, empty cells as ``''``); zero-shot rows get options from
     ``opa``..``opd`` (and ``ope`` when not empty), ``label`` = ``answer_idx``."""
-    f, part = _csv_rows(ctx, path)
+    f, part = csv_rows(ctx, path)
     items = []
     for i, row in enumerate(part.rows):
         if prompt_mode == "zero-shot":
@@ -83,7 +83,7 @@ _OPTION_PREFIX = re.compile(r"^[A-Z]\.\s*")
 def nejmaibench(ctx: LoadContext, path: str, prompt_mode: str = "zero-shot", **_: Any) -> Splits:
     """One CSV; zero-shot rows split ``Choices`` into its non-empty lines (their ``X.`` prefixes dropped) as
     ``options``, ``question`` = ``Question`` with the options lettered anew, ``label`` = ``Answer``."""
-    f, part = _csv_rows(ctx, path)
+    f, part = csv_rows(ctx, path)
     items = []
     for i, row in enumerate(part.rows):
         if prompt_mode == "zero-shot":

@@ -493,8 +493,8 @@ POSTPROCESSORS = {
 
 
 def _task_rows(ctx: Any, path: str, *parts: str) -> Any:
-    from promptweave.data.loaders.classify import table
     from promptweave.data.loaders.base import jsonl, need
+    from promptweave.data.loaders.classify import table
 
     f = ctx.member(ctx.find(path), *parts)
     return table(((loc, need(ctx, r, (), file=f, where=loc)) for loc, r in jsonl(f)), f)

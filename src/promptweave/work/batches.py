@@ -11,7 +11,7 @@ ROWS_PER_BATCH = 4096
 concurrency stays busy (a batch's slowest request holds the next batch back only once)."""
 
 
-def batches(records: Sequence[Any], rows_per_batch: int) -> Iterator[list[Any]]:
+def batches(records: Sequence[Any] | LazyRecords, rows_per_batch: int) -> Iterator[Sequence[Any]]:
     """Records in batches of at most ``rows_per_batch`` rows; a row's records (PPL labels) stay together."""
     if isinstance(records, LazyRecords):  # perf: the builder's own chunks, with their prompt lists
         yield from records.batches(rows_per_batch)

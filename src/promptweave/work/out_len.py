@@ -24,7 +24,7 @@ COLUMN = "max_out_len"
 
 def _service_model(mcfg: Any) -> bool:
     from promptweave.compat.models import type_name
-    from promptweave.models.aisbench_service import is_service_type
+    from promptweave.compat.service_types import is_service_type
 
     return is_service_type(type_name(cfg_get(mcfg, "type")))
 

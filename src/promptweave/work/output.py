@@ -5,13 +5,11 @@ them reaches into another for these.
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from promptweave import safe_files
 from promptweave.filenames import file_name
 
 
@@ -28,19 +26,11 @@ def results_path(workdir: Path, task: Any) -> Path:
     return workdir / "results" / safe_name(task.model_name) / f"{safe_name(task.dataset)}.json"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` at once; the temp name is unique, so concurrent writers never collide."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: Path, text: str, *, root: Path | None = None) -> None:
+    """Replace ``path`` with ``text`` at once, never through a planted link (promptweave/safe_files.py);
+    ``root``, the work dir, has every folder between it and ``path`` checked too."""
+    # backslashreplace turns a lone surrogate into its JSON escape (\udXXX), which reads back the same
+    safe_files.write_atomic(path, text, root=root, errors="backslashreplace")
 
 
 def jsonl(row: dict[str, Any]) -> str:

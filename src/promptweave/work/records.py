@@ -100,7 +100,7 @@ def role_error(exc: Any, raw: Any, i: int, j: int, file: str) -> Any:
 
 
 def task_records(builder: Any, ds: Any, n: int | range, load_data: bool, budget: int | None, counters: Counters,
-             j: int, mcfg: Any) -> list[Any]:
+             j: int, mcfg: Any) -> list[Any] | LazyRecords:
     """Every row's prompts (in-context examples fitted to the budget), or the stand-in row's without data."""
     from promptweave.engine.fit import ShotFitter
 
@@ -110,9 +110,9 @@ def task_records(builder: Any, ds: Any, n: int | range, load_data: bool, budget:
     count = None
     if budget is not None and any(builder.shot_ids[k] for k in todo):
         count = counters.get(j, mcfg)
-    if count is not None:
+    if count is not None and budget is not None:
         return list(ShotFitter(builder, count, budget).build_all(todo))
-    # reliability: built batch by batch as the task runs, never all at once; the first row now, so a template
+    # built batch by batch as the task runs, never all at once; the first row now, so a template
     # error still stops the plan before anything is sent
     if todo:
         list(builder.build_all([todo[0]]))

@@ -74,7 +74,7 @@ class Task:
     dataset: str
     model_name: str
     make_model: Callable[[], Any]
-    records: Sequence[RecordLike]
+    records: Sequence[Any] | LazyRecords  # RecordLike or ConversationRecords, or records built as the task runs
     mode: str = "gen"
     params: GenerationParams = field(default_factory=GenerationParams)
     evaluation: Evaluation = field(default_factory=Evaluation)

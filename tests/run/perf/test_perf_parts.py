@@ -56,9 +56,9 @@ def test_the_window_holds_only_requests_that_exist_and_ordered_bounds(reqs, conc
 def test_arrival_schedules_as_aisbench_offers_them():
     assert send_offsets(traffic_from(0, None), 10) is None  # unpaced
     uniform = send_offsets(traffic_from(4, {"burstiness": 0}), 8)
-    assert uniform == pytest.approx([0.25 * (i + 1) for i in range(8)])
+    assert uniform == pytest.approx([0.25 * (i + 2) for i in range(8)])  # the first gap twice, as AISBench waits
     poisson = send_offsets(traffic_from(10, {}, seed=3), 50)
-    assert poisson == sorted(poisson) and poisson[-1] == pytest.approx(5.0)  # scaled to n / rate
+    assert poisson == sorted(poisson) and poisson[-1] == pytest.approx(5.0 + poisson[0] / 2)  # scaled to n / rate
     assert poisson == send_offsets(traffic_from(10, {}, seed=3), 50)  # seeded
     ramp = send_offsets(traffic_from(1, {"ramp_up_strategy": "linear", "ramp_up_start_rps": 1,
                                          "ramp_up_end_rps": 100, "burstiness": 0}), 20)

@@ -20,7 +20,7 @@ from promptweave.data.loaders.base import LoadContext, Splits
 from promptweave.data.sources import Split
 from promptweave.errors import DataError, DataNotFoundError, LoaderError
 
-NOT_LOAD_ARGS = frozenset({"type", "abbr", "reader_cfg", "infer_cfg", "eval_cfg", "k", "n"})
+NOT_LOAD_ARGS = frozenset({"type", "abbr", "reader_cfg", "infer_cfg", "eval_cfg", "judge_infer_cfg", "k", "n"})
 
 NATIVE = "native"
 BRIDGE = "reference bridge"
@@ -65,7 +65,6 @@ def load_args(cfg: Mapping[str, Any]) -> dict[str, Any]:
 def choose(name: str, *, file: str | None = None) -> LoaderChoice:
     """The native loader for ``name``, else the installed reference's registered class; LoaderError otherwise."""
     from promptweave.compat.loaders import LOADERS
-
     from promptweave.compat.origin import lookup
 
     fn = lookup(LOADERS, name, name)
@@ -99,7 +98,7 @@ def registered_in_source(name: str) -> str | None:
     """The installed reference whose source registers loader ``name`` (read, never imported), or None."""
     from promptweave.compat.bridge import installed_references
 
-    shown = installed_references()  # bridge hook: PROMPTWEAVE_NO_REFERENCE=1 hides the installed references
+    shown = installed_references()  # PROMPTWEAVE_NO_REFERENCE=1 hides the installed references
     for package, names in _registered_names().items():
         if package in shown and name in names:
             return package
@@ -187,7 +186,7 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     from promptweave.compat.bridge import is_static
     from promptweave.data.locate import AISBENCH_PREFIX, is_data_id
 
-    if is_static(choice.fn):  # bridge hook: installed without its dependencies, so its loader cannot run here
+    if is_static(choice.fn):  # installed without its dependencies, so its loader cannot run here
         raise choice.fn.unavailable(file=ctx.file, field="type")
     path = args.get("path")
     if isinstance(path, str) and path:
@@ -197,6 +196,7 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
             if is_data_id(path) or path.startswith(("./", "data/", AISBENCH_PREFIX, "/", "~")):
                 raise
             # a hub dataset name: the reference loads it from the local Hugging Face cache (offline)
+    _check_path_args(args)
     try:
         with _offline():
             got = choice.fn.load(**args)
@@ -214,6 +214,33 @@ def _bridge(choice: LoaderChoice, ctx: LoadContext, args: dict[str, Any]) -> Spl
     except Exception as exc:  # noqa: BLE001
         raise LoaderError(f"the reference loader {choice.name} returned {type(got).__name__}, not a dataset: "
                           f"{exc}", file=ctx.file, field="type") from None
+
+
+def _check_path_args(args: Mapping[str, Any]) -> None:
+    """The reference's own code opens its other arguments itself: any that names an existing file system location
+    (``data_files``, an image folder), on its own or joined to the located ``path`` as some references join
+    ``path + filename``, is checked against the data roots first (safe mode)."""
+    from promptweave.data.roots import check_read, looks_like_path
+
+    base = args.get("path") if isinstance(args.get("path"), str) else None
+    stack: list[tuple[str, Any]] = [(k, v) for k, v in args.items() if k != "path"]
+    while stack:
+        where, item = stack.pop()
+        if looks_like_path(item):
+            for cand in (item, base + item if base else None):
+                if cand is not None and _exists(cand):
+                    check_read(cand, field=where, value=item)
+        elif isinstance(item, Mapping):
+            stack.extend((f"{where}.{k}", v) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+
+
+def _exists(path: str) -> bool:
+    try:
+        return os.path.exists(os.path.expanduser(path))
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 @contextmanager

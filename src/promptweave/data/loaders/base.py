@@ -5,14 +5,14 @@ import ast
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from promptweave.data.locate import Located, locate
 from promptweave.data.sources import Split, check_regular, read_text
-from promptweave.errors import DataError, LoaderError
+from promptweave.errors import DataError, DataNotFoundError, LoaderError
 
 Splits = Split | dict[str, Split]
 LoaderFn = Callable[..., Splits]
@@ -31,12 +31,24 @@ class LoadContext:
         """A reference path or data id resolved the way the reference's ``get_data_path`` does."""
         return self.locate(path, local_mode=local_mode, field=field).path
 
-    def locate(self, path: Any, *, local_mode: bool = False, field: str = "path") -> Located:
+    def files(self, path: Any, names: Sequence[str], *, local_mode: bool = False, field: str = "path") -> list[Path]:
+        """The files a loader reads (``names``, e.g. ``"dev/x_dev.csv"``) inside the folder ``find`` resolves: a
+        folder not found, or one lacking some of them, is one error that names them all."""
+        return self.members(self.locate(path, local_mode=local_mode, field=field, files=names).path, *names)
+
+    def locate(self, path: Any, *, local_mode: bool = False, field: str = "path",
+               files: Sequence[str] = ()) -> Located:
         if not isinstance(path, str) or not path:
             raise LoaderError(f"{self.loader} needs {field} to be a path or dataset id", file=self.file,
                               field=field, value=path)
-        return locate(path, base_dir=self.base_dir, local_mode=local_mode, abbr=self.abbr, file=self.file,
-                      field=field, loader=self.loader)
+        try:
+            return locate(path, base_dir=self.base_dir, local_mode=local_mode, abbr=self.abbr, file=self.file,
+                          field=field, loader=self.loader)
+        except DataNotFoundError as exc:
+            if not files:
+                raise
+            raise DataNotFoundError(f"{exc.message}; {self.loader} reads {_listed(files)} inside that folder",
+                                    file=exc.file, field=exc.field, expected=exc.expected) from None
 
     def concat(self, path: Any, filename: Any) -> Path:
         """``get_data_path(path) + filename`` by plain string concatenation, as some reference loaders join them
@@ -58,21 +70,41 @@ class LoadContext:
     def member(self, root: Path, *parts: str) -> Path:
         """A file inside a located dataset folder; a missing one is a layout error naming the expected file."""
         for part in parts:
-            if not isinstance(part, str) or not part or "\x00" in part:
-                raise LoaderError(f"{self.loader}: not a usable file name", file=self.file, value=part)
-        p = root.joinpath(*parts)
-        if not _exists(p):
+            _usable(self, part)
+        return self._present(root, {"/".join(parts): root.joinpath(*parts)})[0]
+
+    def members(self, root: Path, *names: str) -> list[Path]:
+        """The files ``names`` (``"dev/x.csv"``) inside a located dataset folder; when some are missing, one
+        layout error names every one of them."""
+        for name in names:
+            _usable(self, name)
+        return self._present(root, {name: root / name for name in names})
+
+    def _present(self, root: Path, files: dict[str, Path]) -> list[Path]:
+        missing = [name for name, p in files.items() if not _exists(p)]
+        if missing:
             who = f"dataset {self.abbr!r}: " if self.abbr else ""
-            raise LoaderError(f"{who}{self.loader} expects {'/'.join(parts)} inside {root} (its on-disk layout); "
-                              "it is missing" + (f" (config {self.file})" if self.file else ""), file=str(p),
-                              field="path",
+            gone = "it is missing" if len(files) == 1 else f"missing: {_listed(missing)}"
+            raise LoaderError(f"{who}{self.loader} expects {_listed(list(files))} inside {root} (its on-disk "
+                              "layout); " + gone + (f" (config {self.file})" if self.file else ""),
+                              file=str(files[missing[0]] if len(missing) == 1 else root), field="path",
                               expected="the reference's dataset files, as unpacked")
-        return p
+        return list(files.values())
 
     def fail(self, message: str, *, file: Path | str | None = None, where: str | None = None,
              value: Any = None) -> LoaderError:
         kw: dict[str, Any] = {} if value is None else {"value": value}
         return LoaderError(f"{self.loader}: {message}", file=str(file) if file else self.file, field=where, **kw)
+
+
+def _usable(ctx: LoadContext, part: Any) -> None:
+    if not isinstance(part, str) or not part or "\x00" in part:
+        raise LoaderError(f"{ctx.loader}: not a usable file name", file=ctx.file, value=part)
+
+
+def _listed(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _exists(p: Path) -> bool:

@@ -1,8 +1,8 @@
-"""Text corpora scored by the corpus-loss forms, and MBPP+'s problems (eval helper).
+"""Text corpora scored by the corpus-loss forms.
 
 ``InferencePPLDataset``: ``<path>/<name>.jsonl`` with ``text`` and ``label`` spans; ``LLMCompressionDataset``:
 ``<path>/<name>.json`` or ``.jsonl`` with ``content``. Both keep the first ``samples`` rows (all when None), then
-drop rows whose text is empty, as the reference does. ``MBPPPlusDataset``: MBPP+'s JSONL, tests joined.
+drop rows whose text is empty, as the reference does.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, rows
+from promptweave.data.loaders.base import LoadContext, Splits, jsonl, need, regular, rows
 
 
 def _subset(ctx: LoadContext, path: str, name: Any, exts: tuple[str, ...]) -> Path:
@@ -24,7 +24,7 @@ def _subset(ctx: LoadContext, path: str, name: Any, exts: tuple[str, ...]) -> Pa
 
 def _records(f: Path) -> list[tuple[str, Any]]:
     """JSON lines, or one JSON array (the ``datasets`` json builder reads both)."""
-    text = f.read_text(encoding="utf-8")
+    text = regular(f).read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
         return [(f"item {i}", r) for i, r in enumerate(json.loads(text))]
     return jsonl(f)
@@ -50,18 +50,3 @@ def inference_ppl(ctx: LoadContext, path: str, name: Any = None, samples: Any = 
 def llm_compression(ctx: LoadContext, path: str, name: Any = None, samples: Any = None) -> Splits:
     """``<path>/<name>.json`` or ``.jsonl``: ``content`` documents (SWCELossInferencer)."""
     return _corpus(ctx, _subset(ctx, path, name, ("json", "jsonl")), "content", samples)
-
-
-def mbpp_plus(ctx: LoadContext, path: str, num_repeats: int = 1) -> Splits:
-    """MBPP+ JSONL; ``test_list`` joined into one string (the list kept as ``test_case``), ``test_column`` for
-    pass@k, each problem repeated ``num_repeats`` times in place."""
-    f = ctx.find(path)
-    items = []
-    for loc, line in jsonl(f):
-        row = dict(need(ctx, line, ("task_id", "test_list"), file=f, where=loc))
-        row["test_case"] = row["test_list"]
-        joined = "\n".join(row["test_list"]) if isinstance(row["test_list"], list) else str(row["test_list"])
-        row["test_list"] = row["test_list_2"] = joined
-        row["test_column"] = {"test_list_2": joined, "task_id": row["task_id"]}
-        items.extend((loc, row) for _ in range(int(num_repeats)))
-    return rows(items, f)

@@ -1,5 +1,5 @@
-"""Plain row files: CustomDataset / JsonlDataset and the JSONL classifiers that only relabel a column
-(BoolQ, CMNLI, IFEval)."""
+"""Plain row files: CustomDataset / JsonlDataset, MGSM, StrategyQA, plain JSONL, and the relabelling helper the
+classification suites share (BoolQ, CMNLI, IFEval, LAMBADA are in ``suites/``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,6 @@ from promptweave.data.loaders.base import (
     LoadContext,
     Splits,
     csv_records,
-    json_file,
     jsonl,
     need,
     rows,
@@ -58,7 +57,7 @@ def jsonl_rows(ctx: LoadContext, path: str) -> Splits:
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
 
 
-def _relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | None = None) -> Splits:
+def relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | None = None) -> Splits:
     items = []
     for loc, line in jsonl(f):
         row = dict(need(ctx, line, ("label",), file=f, where=loc))
@@ -72,64 +71,7 @@ def _relabel(ctx: LoadContext, f: Path, mapping: dict[str, str], *, skip: str | 
     return rows(items, f)
 
 
-def boolq_v2(ctx: LoadContext, path: str) -> Splits:
-    """JSONL with ``label`` 'true'/'false', mapped to A/B."""
-    return _relabel(ctx, ctx.find(path), {"true": "A", "false": "B"})
-
-
-def cmnli_v2(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
-    """JSONL with NLI labels mapped to A/B/C; rows labelled '-' (no gold) are dropped."""
-    return _relabel(ctx, ctx.find(path, local_mode=local_mode),
-                    {"entailment": "A", "contradiction": "B", "neutral": "C"}, skip="-")
-
-
-def cmnli(ctx: LoadContext, path: str, local_mode: bool = False) -> Splits:
-    """JSONL of NLI pairs, labels kept as words; rows labelled '-' are dropped."""
-    f = ctx.find(path, local_mode=local_mode)
-    items = [(loc, dict(need(ctx, r, ("label",), file=f, where=loc))) for loc, r in jsonl(f)]
-    return rows(((loc, r) for loc, r in items if r["label"] != "-"), f)
-
-
-def lambada(ctx: LoadContext, path: str) -> Splits:
-    """One JSONL file as the test split."""
-    f = ctx.find(path)
-    return {"test": rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)}
-
-
 def plain_jsonl(ctx: LoadContext, path: str, **_: object) -> Splits:
     """One JSONL file, rows as stored (AISBench's AIME 2025/2026 loaders)."""
     f = ctx.find(path)
     return rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
-
-
-def ifeval(ctx: LoadContext, path: str) -> Splits:
-    """JSONL of instructions: ``prompt``, and the whole record as ``reference`` for the checker."""
-    f = ctx.find(path)
-    items = []
-    for loc, tmp in jsonl(f):
-        need(ctx, tmp, ("prompt",), file=f, where=loc)
-        items.append((loc, {"prompt": tmp["prompt"], "reference": tmp}))
-    return rows(items, f)
-
-
-def mgsm(ctx: LoadContext, path: str) -> Splits:
-    """A TSV-like text file of ``question<TAB>answer`` lines."""
-    from promptweave.data.sources import text_lines
-
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for i, line in enumerate(text_lines(f), 1):
-        parts = line.strip().split("\t")
-        if len(parts) != 2:
-            raise ctx.fail("expected question TAB answer", file=f, where=f"line {i}", value=len(parts))
-        items.append((f"line {i}", {"question": parts[0], "answer": parts[1]}))
-    return rows(items, f)
-
-
-def strategyqa(ctx: LoadContext, path: str) -> Splits:
-    """StrategyQA: one JSON file holding a list of rows, kept as stored (its ``answer`` a JSON bool)."""
-    f = ctx.find(path)
-    data = json_file(f)
-    if not isinstance(data, list):
-        raise ctx.fail("StrategyQA data must be a JSON list of rows", file=f, value=type(data).__name__)
-    return rows(((f"[{i}]", dict(need(ctx, r, (), file=f, where=f"[{i}]"))) for i, r in enumerate(data)), f)

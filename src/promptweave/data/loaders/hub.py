@@ -45,9 +45,9 @@ def read_folder(ctx: LoadContext, root: Path) -> Splits:
 
 
 def hf_dataset(ctx: LoadContext, path: str | None = None, name: str | None = None, data_files: Any = None,
-               split: str | None = None, **kwargs: Any) -> Splits:
+               split: str | None = None, revision: str | None = None, **kwargs: Any) -> Splits:
     """OpenCompass's ``HFDataset``: ``datasets.load_dataset(**kwargs)`` with ``data_files`` resolved as a local
-    path under the data cache (``local_mode``)."""
+    path under the data cache (``local_mode``); a hub id is read from the hub cache's snapshot at ``revision``."""
     if kwargs:
         bad = min(kwargs)
         raise ctx.fail(f"HFDataset argument {bad!r} is not supported natively (offline, local data only)",
@@ -60,7 +60,7 @@ def hf_dataset(ctx: LoadContext, path: str | None = None, name: str | None = Non
     elif files is None and (Path(path).suffix.lower() in FILE_FORMATS or path.startswith((".", "/", "~"))):
         got = read_folder(ctx, ctx.find(path, local_mode=True))
     else:
-        got = read_hf_named(path, subset=name, data_files=files)
+        got = read_hf_named(path, subset=name, data_files=files, revision=revision)
     if split is None:
         return got
     return _split(ctx, got, split)
@@ -94,26 +94,7 @@ def _split(ctx: LoadContext, got: Splits, split: str) -> Split:
     return Split([part.rows[i] for i in idx], part.file, [part.locate(i) for i in idx])
 
 
-def hle(ctx: LoadContext, path: str, category: str | None = None) -> Splits:
-    """Humanity's Last Exam: the test split's text-only questions (``image == ''``), optionally one ``category``;
-    ``question`` renamed ``problem``; the same rows as train and test."""
-    got = read_folder(ctx, ctx.find(path))
-    if not isinstance(got, dict) or "test" not in got:
-        raise ctx.fail("the HLE dataset needs a test split", file=ctx.find(path))
-    part = got["test"]
-    items, where = [], []
-    for i, row in enumerate(part.rows):
-        if row.get("image") != "" or (category and row.get("category") != category):
-            continue
-        new = {("problem" if k == "question" else k): v for k, v in row.items()}
-        items.append(new)
-        where.append(part.locate(i))
-    out = dict(got)
-    out["train"] = out["test"] = Split(items, part.file, where)
-    return out
-
-
-def _one(ctx: LoadContext, got: Splits, split: str) -> Split:
+def one_split(ctx: LoadContext, got: Splits, split: str) -> Split:
     if isinstance(got, Split):
         return got
     if split not in got:
@@ -121,148 +102,13 @@ def _one(ctx: LoadContext, got: Splits, split: str) -> Split:
     return got[split]
 
 
-def _map(got: Splits, fn) -> Splits:
+def map_rows(got: Splits, fn) -> Splits:
     def one(part: Split) -> Split:
         return Split([fn(dict(r)) for r in part.rows], part.file, list(part.where))
 
     return one(got) if isinstance(got, Split) else {k: one(v) for k, v in got.items()}
 
 
-def iwslt2017(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """``load_dataset(**kwargs)`` with each row's ``translation`` dict spread into columns (and dropped)."""
-    got = hf_dataset(ctx, **kwargs)
-
-    def spread(row: dict[str, Any]) -> dict[str, Any]:
-        tr = row.pop("translation", None) or {}
-        return {**row, **tr}
-
-    return _map(got, spread)
-
-
-def cluewsc(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CLUEWSC: the pronoun (``span2_index``) replaced by its referent in ``new_text``; ``answer`` 1/0 from
-    ``label``; ``span1`` / ``span2`` taken out of ``target``."""
-    got = hf_dataset(ctx, **kwargs)
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        target = row.pop("target", None) or {}
-        chars = list(row.get("text", ""))
-        idx = target.get("span2_index")
-        if isinstance(idx, int) and 0 <= idx < len(chars):
-            chars[idx] = target.get("span1_text", "")
-        row["new_text"] = "".join(chars)
-        row["answer"] = 1 if row.get("label") == "true" else 0
-        row["span1"], row["span2"] = target.get("span1_text"), target.get("span2_text")
-        return row
-
-    return _map(got, prep)
-
-
-def olymmath(ctx: LoadContext, path: str, subset: str) -> Splits:
-    """``load_dataset(path, subset)`` from a local folder or the local Hugging Face cache."""
-    return hf_dataset(ctx, path=path, name=subset)
-
-
-def smolinstruct(ctx: LoadContext, path: str, name: str, mini_set: bool = False) -> Splits:
-    """Rows of one ``task`` from the validation and test splits; ``mini_set`` samples 500 test rows with the
-    reference's seed (1024)."""
-    import random
-
-    got = read_folder(ctx, ctx.find(path)) if _local(path) else read_hf_named(path)
-    out = {}
-    for split in ("validation", "test"):
-        part = _one(ctx, got, split)
-        picked = [(part.locate(i), r) for i, r in enumerate(part.rows) if r.get("task") == name]
-        if mini_set and split == "test":
-            picked = random.Random(1024).sample(picked, min(500, len(picked)))
-        out[split] = Split([r for _, r in picked], part.file, [w for w, _ in picked])
-    return out
-
-
-def mrcr(ctx: LoadContext, path: str = "giulio98/MRCR_v2_common", subset: str = "2needle_in_4096_8192",
-         **_: Any) -> Splits:
-    """MRCR test rows: context, question and ``gold`` (JSON of the first answer and the hash prefix that the
-    question asks to prepend)."""
-    import json
-    import re
-
-    got = hf_dataset(ctx, path=path, name=subset, split="test")
-    assert isinstance(got, Split)
-    out = []
-    for row in got.rows:
-        m = re.search(r"Prepend\s+(\S+)\s+to", row.get("question", ""))
-        out.append({"context": row.get("context"), "question": row.get("question"),
-                    "gold": json.dumps({"answer": row["answers"][0], "prefix": m.group(1) if m else ""})})
-    return Split(out, got.file, list(got.where))
-
-
-def _local(path: str) -> bool:
-    from promptweave.data.locate import is_data_id
-
-    return is_data_id(path) or path.startswith((".", "/", "~")) or Path(path).suffix.lower() in FILE_FORMATS
-
-
-def chid(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CHID: ``content<i>`` = the passage with ``#idiom#`` replaced by candidate i."""
-    got = hf_dataset(ctx, **kwargs)
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        for i, c in enumerate(row.get("candidates") or []):
-            row[f"content{i}"] = str(row.get("content", "")).replace("#idiom#", c)
-        return row
-
-    return _map(got, prep)
-
-
-def _binary_answer(row: dict[str, Any]) -> dict[str, Any]:
+def binary_answer(row: dict[str, Any]) -> dict[str, Any]:
     row["answer"] = 1 if row.get("label") == "true" else 0
     return row
-
-
-def boolq(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """SuperGLUE BoolQ through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
-    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
-
-
-def wic(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """WiC through ``load_dataset``: ``answer`` 1 / 0 from ``label`` 'true' / other."""
-    return _map(hf_dataset(ctx, **kwargs), _binary_answer)
-
-
-def csl(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CSL through ``load_dataset``: ``keywords`` = the keyword list joined by a full-width comma."""
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        row["keywords"] = "，".join(row.get("keyword") or [])
-        return row
-
-    return _map(hf_dataset(ctx, **kwargs), prep)
-
-
-def crowspairs_v2(ctx: LoadContext, **kwargs: Any) -> Splits:
-    """CrowS-Pairs through ``load_dataset``; every row's ``label`` is 'A' (the stereotypical sentence first)."""
-
-    def prep(row: dict[str, Any]) -> dict[str, Any]:
-        row["label"] = "A"
-        return row
-
-    return _map(hf_dataset(ctx, **kwargs), prep)
-
-
-def simpleqa(ctx: LoadContext, path: str, num_examples: int | None = None, n_repeats: int = 1,
-             **_: Any) -> Splits:
-    """One CSV (types inferred as pandas does), optionally ``num_examples`` sampled with seed 0, repeated
-    ``n_repeats`` times; the same rows as train and test."""
-    import random
-
-    f = ctx.find(path)
-    got = read_hf_named("csv", data_files={"train": str(f)})
-    part = _one(ctx, got, "train")
-    picked = list(zip(part.where, part.rows))
-    if num_examples:
-        if n_repeats != 1:
-            raise ctx.fail("n_repeats is only supported without num_examples", where="n_repeats", value=n_repeats)
-        picked = random.Random(0).sample(picked, num_examples)
-    picked = picked * int(n_repeats)
-    one = Split([r for _, r in picked], part.file, [w for w, _ in picked])
-    return {"train": one, "test": Split(list(one.rows), one.file, list(one.where))}

@@ -1,4 +1,5 @@
-"""AISBench's image-question sets stored as VLMEvalKit TSV files (DocVQA, InfoVQA, MMStar) and RealWorldQA's
+"""AISBench's image-question sets stored as VLMEvalKit TSV files (InfoVQA here; DocVQA and MMStar in their suites)
+and RealWorldQA's
 Parquet shards: rows with a ``content`` column of ``<AIS_..._START>`` segments, built as the reference builds them.
 
 TSV layout: a header row with ``index``, ``question``, ``answer``, ``image`` (base64; a value of at most 64
@@ -16,9 +17,7 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
-import json
 import os
-import string
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ _IMAGE_REF_LEN = 64
 _VQA_SUFFIX = "\nAnswer the question using a single word or phrase."
 
 
-def _missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
     return v is None or (isinstance(v, str) and v in _NA)
 
 
@@ -78,13 +77,13 @@ def _write_image(ctx: LoadContext, b64: str, target: Path, f: Path, loc: str) ->
     os.replace(tmp, target)  # a crash never leaves a truncated image that a later run would take as written
 
 
-def _images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str, str], list[str]]]:
+def rows_with_images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str, str], list[str]]]:
     """(location, row, image file paths) for every row with an image, images written as the reference does."""
     records = _tsv(ctx, f)
     root = f.parent / folder
     has_image = bool(records) and "image" in records[0][1]
     if has_image:
-        records = [(loc, r) for loc, r in records if not _missing(r.get("image"))]
+        records = [(loc, r) for loc, r in records if not is_missing(r.get("image"))]
         by_index = {r["index"]: r["image"] for _, r in records}
     out = []
     for loc, r in records:
@@ -116,88 +115,10 @@ def _images(ctx: LoadContext, f: Path, folder: str) -> list[tuple[str, dict[str,
     return out
 
 
-def _vqa(ctx: LoadContext, path: str, folder: str) -> Splits:
+def vqa_splits(ctx: LoadContext, path: str, folder: str) -> Splits:
     f = ctx.find(path, local_mode=True)
     items = []
-    for loc, r, paths in _images(ctx, f, folder):
+    for loc, r, paths in rows_with_images(ctx, f, folder):
         parts = [("image", p) for p in paths] + [("text", r["question"] + _VQA_SUFFIX)]
         items.append((loc, {"content": build_content(parts), "answer": r.get("answer")}))
-    return rows(items, f)
-
-
-def docvqa(ctx: LoadContext, path: str) -> Splits:
-    """DocVQA TSV: images then the question with the single-word instruction; ``answer`` as stored."""
-    return _vqa(ctx, path, "DocVQA_images")
-
-
-def infovqa(ctx: LoadContext, path: str) -> Splits:
-    """InfoVQA TSV, the same shape as DocVQA."""
-    return _vqa(ctx, path, "InfoVQA_images")
-
-
-def mmstar(ctx: LoadContext, path: str) -> Splits:
-    """MMStar TSV: the first image, then hint + question + lettered options; ``answer`` is a dict with the
-    choices (JSON), the letter, split and categories, as the reference's evaluator reads it."""
-    f = ctx.find(path, local_mode=True)
-    items = []
-    for loc, r, paths in _images(ctx, f, "MMStar_images"):
-        options = {c: r[c] for c in string.ascii_uppercase if c in r and not _missing(r[c])}
-        prompt = f"Hint: {r['hint']}\n" if not _missing(r.get("hint")) else ""
-        prompt += r["question"]
-        if options:
-            prompt += "Options:\n" + "".join(f"{k}. {v}\n" for k, v in options.items())
-            prompt += "Please select the correct answer from the options above. \n"
-        content = build_content([("image", paths[0]), ("text", prompt)])
-        answer = {"choices": json.dumps(options), "answer": r.get("answer"), "split": r.get("split"),
-                  "l2-category": r.get("l2-category"), "category": r.get("category")}
-        items.append((loc, {"content": content, "answer": answer}))
-    return rows(items, f)
-
-
-# RealWorldQA's open-answer instruction (evalscope's wording, as AISBench uses it)
-_RWQA_PROMPT = (
-    "Read the picture and solve the following problem step by step."
-    "The last line of your response should be of the form"
-    ' "ANSWER: [ANSWER]" (without quotes) where [ANSWER] is the answer to the problem.\n\n'
-    "{question}\n\n"
-    "Remember to put your answer on its own line at the end in the form"
-    ' "ANSWER: [ANSWER]" (without quotes) where [ANSWER] is the answer to the problem,'
-    " and you do not need to use a \\boxed command."
-)
-
-
-def realworldqa(ctx: LoadContext, path: str, image_type: str = "image_path") -> Splits:
-    """Every ``*.parquet`` in the folder of ``path`` (sorted, concatenated): question text first, then the image
-    (written raw to ``RealworldQA_images/image_<n>.webp``, or its base64); rows without image bytes are skipped."""
-    from promptweave.data.sources import read_parquet
-
-    if image_type not in ("image_path", "image_base64"):
-        raise ctx.fail("image_type must be 'image_path' or 'image_base64'", where="image_type", value=image_type)
-    f = ctx.find(path, local_mode=True)
-    shards = sorted(p for p in f.parent.iterdir() if p.name.endswith(".parquet"))
-    if not shards:
-        raise ctx.fail(f"no .parquet files in {f.parent}", file=f.parent)
-    root = f.parent / "RealworldQA_images"
-    items = []
-    n = 0
-    for shard in shards:
-        split = read_parquet(shard)
-        for loc, r in zip(split.where, split.rows):
-            idx, n = n, n + 1
-            img = r.get("image")
-            if not isinstance(img, dict) or not isinstance(img.get("bytes"), (bytes, bytearray)):
-                continue  # the reference skips (and logs) a row without image bytes
-            if image_type == "image_path":
-                target = root / f"image_{idx}.webp"
-                if not target.exists():
-                    root.mkdir(parents=True, exist_ok=True)
-                    tmp = target.with_name(target.name + ".part")
-                    tmp.write_bytes(bytes(img["bytes"]))
-                    os.replace(tmp, target)
-                url = str(target)
-            else:
-                url = base64.b64encode(bytes(img["bytes"])).decode("ascii")
-            text = _RWQA_PROMPT.replace("{question}", str(r.get("question")))
-            items.append((f"{shard.name} {loc}", {"content": build_content([("text", text), ("image", url)]),
-                                                  "answer": r.get("answer")}))
     return rows(items, f)

@@ -7,7 +7,7 @@ from typing import Any
 from promptweave.data.loaders.base import LoadContext, Splits, json_file, need, rows
 
 
-def _problems(ctx: LoadContext, path: str, name: str) -> tuple[Any, list[Any]]:
+def problems_file(ctx: LoadContext, path: str, name: str) -> tuple[Any, list[Any]]:
     f = ctx.member(ctx.find(path, local_mode=True), f"{name}.json")
     data = json_file(f)
     if not isinstance(data, list):
@@ -15,23 +15,9 @@ def _problems(ctx: LoadContext, path: str, name: str) -> tuple[Any, list[Any]]:
     return f, data
 
 
-def fofo(ctx: LoadContext, path: str, name: str, *args: Any, **kwargs: Any) -> Splits:
-    """``<path>/<name>.json``: instruction -> question, with id / domain / format details for the judge."""
-    f, data = _problems(ctx, path, name)
-    lan = "cn" if "cn" in name else "en"
-    items = []
-    for i, p in enumerate(data):
-        need(ctx, p, ("instruction", "id", "domain", "sub_domain", "format", "format_type"), file=f, where=f"[{i}]")
-        q = p["instruction"]
-        items.append((f"[{i}]", {"question": q, "judge": {"lan": lan, "id": p["id"], "domain": p["domain"],
-                                                          "sub_domain": p["sub_domain"], "format": p["format"],
-                                                          "format_type": p["format_type"], "question": q}}))
-    return rows(items, f)
-
-
 def subjective_cmp(ctx: LoadContext, path: str, name: str, *args: Any, **kwargs: Any) -> Splits:
     """``<path>/<name>.json``: question, capability, others, and a judge dict of capability + question."""
-    f, data = _problems(ctx, path, name)
+    f, data = problems_file(ctx, path, name)
     items = []
     for i, p in enumerate(data):
         need(ctx, p, ("question", "capability", "others"), file=f, where=f"[{i}]")

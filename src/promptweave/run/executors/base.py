@@ -30,7 +30,7 @@ class RunRequest:
     on_row_error: str = "wrong"  # how rows whose request failed are scored (--on-row-error)
     wait: bool = True  # wait for another run holding the work dir's lock (False: --no-wait, refuse at once)
     notify: Callable[[str], None] | None = None  # told once when waiting for that lock
-    cache_path: Path | None = None  # spread hook: the response cache (default: WORKDIR/cache.sqlite)
+    cache_path: Path | None = None  # the response cache (default: WORKDIR/cache.sqlite)
 
 
 class Executor(Protocol):

@@ -282,7 +282,7 @@ class ShardWorker:
                               models=[self.j], make_model=lambda _cfg: self.model, token_counter=self._count,
                               rows=range(shard.start, shard.stop), opened={shard.ds: self.datasets[shard.ds]})
         stats = getattr(self.model, "stats", None)
-        cut0 = getattr(stats, "truncated_prompts", None)
+        cut0: int | None = getattr(stats, "truncated_prompts", None)
         cache = _Counted(self.cache)  # calls answered for this shard (shards of one actor may run at once)
         try:
             rows, meta = infer_rows(task, self.model, cache)
@@ -292,7 +292,7 @@ class ShardWorker:
         # a failed row's request is not cached: the shard is committed as one to run again on a rerun
         return {"rows": rows, "meta": meta, "requests": len(task.records), "sent": cache.writes,
                 "failed_rows": sum(1 for r in rows if "error" in r),
-                "truncated": 0 if cut0 is None else stats.truncated_prompts - cut0}
+                "truncated": 0 if cut0 is None else getattr(stats, "truncated_prompts", cut0) - cut0}
 
     def loads(self) -> int:
         return self.shards_run

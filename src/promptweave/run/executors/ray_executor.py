@@ -181,9 +181,9 @@ class RayExecutor:
         """Open each dataset once, run its retriever once, and build row 0 of every task, as a local plan
         would: a config error is refused here, with the local run's typed error, before Ray starts or the
         work dir is touched."""
-        from promptweave.config import open_dataset
-        from promptweave.run.executors.shared import with_shared_index
+        from promptweave.engine.open import open_dataset
         from promptweave.forms.registry import form_for
+        from promptweave.run.executors.shared import with_shared_index
         from promptweave.run.plan import infer_mode, plan_config
 
         cfg = req.config
@@ -210,16 +210,16 @@ class RayExecutor:
                 req.prepare(skeletons)
             labels = 1
             if form.labels_per_row:
-                from promptweave.config import open_model
                 from promptweave.engine import PromptBuilder
+                from promptweave.engine.open import open_model
 
                 labels = len(PromptBuilder(shared, open_model(cfg, model_ids[0]), form.build_mode).labels()) or 1
             planned.append(_Planned(i, shared, n, list(zip(model_ids, skeletons)), labels))
         return planned
 
     def _plan(self, req: RunRequest, ray: Any, planned: list[_Planned]) -> tuple[list[_TaskState], dict[int, Any]]:
-        from promptweave.work.output import safe_name
         from promptweave.run.executors.shared import in_blocks
+        from promptweave.work.output import safe_name
 
         cfg = req.config
         states: list[_TaskState] = []
@@ -230,7 +230,7 @@ class RayExecutor:
             for j, task in p.tasks:
                 folder = (Path(req.workdir) / SHARDS_DIR / safe_name(task.model_name)
                           / f"{safe_name(task.dataset)}-{fingerprint(cfg.datasets[p.ds], cfg.models[j], req.allow_code)}")
-                log = ShardLog(folder)
+                log = ShardLog(folder, Path(req.workdir))
                 done = log.done(p.n_rows)
                 states.append(_TaskState(task, p.ds, j, p.n_rows, log, done, rows_done=sum(b - a for a, b in done),
                                          per_row=p.per_row))
@@ -264,11 +264,11 @@ class RayExecutor:
             cfg_get,
             type_name,
         )
-        from promptweave.work.output import write_atomic
         from promptweave.sandbox.env import current_policy
+        from promptweave.work.output import write_atomic
 
         self.t0 = time.monotonic()
-        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # spread hook: one cache for variants
+        self.cache_file = Path(req.cache_path or workdir / "cache.sqlite")  # one cache for variants
         ray = self._connect()
         try:
             states, ds_refs = self._plan(req, ray, planned)
@@ -337,7 +337,7 @@ class RayExecutor:
         )
 
         by_task = {(s.ds, s.model): s for s in states}
-        waits: dict[Any, tuple[str, _Slot, Shard | None]] = {}
+        waits: dict[Any, tuple[str, _Slot, Any]] = {}  # the shard, None for a "ready" wait
         outcomes: dict[tuple[int, int], TaskOutcome] = {}
         attempts: dict[Shard, int] = {}
         start = time.monotonic()

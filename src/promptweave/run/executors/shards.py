@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from promptweave.safe_files import atomic_writer, read_regular
+
+MAX_SHARD_BYTES = 4_000_000_000
 
 SHARDS_DIR = "shards"
 _NAME = re.compile(r"^(\d+)-(\d+)\.json$")
@@ -65,7 +68,7 @@ def rows_per_batch(batch_size: int, requests_per_row: int) -> int:
 
 
 def split(ranges: Iterable[tuple[int, int]], size: int) -> list[tuple[int, int]]:
-    out = []
+    out: list[tuple[int, int]] = []
     for a, b in ranges:
         out.extend((s, min(s + size, b)) for s in range(a, b, size))
     return out
@@ -91,8 +94,9 @@ def fingerprint(dataset_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any], al
 class ShardLog:
     """The committed shards of one task."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, root: Path | None = None) -> None:
         self.folder = folder
+        self.root = root if root is not None else folder.parent  # the work dir: no link below it is followed
 
     def path(self, start: int, stop: int) -> Path:
         return self.folder / f"{start}-{stop}.json"
@@ -123,14 +127,10 @@ class ShardLog:
         does not count: this run merges it, a rerun runs the shard again (its answered calls
         come from the cache, so only the failed rows are sent again), as a local rerun does.
         """
-        self.folder.mkdir(parents=True, exist_ok=True)
         final = self.path(start, stop) if complete else self.retry_path(start, stop)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        # an exclusively created temporary file beside it (never a planted link), synced, then renamed
+        with atomic_writer(final, root=self.root, sync=True) as fh:
             json.dump(payload, fh, ensure_ascii=False, default=str)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
         if complete:
             self.retry_path(start, stop).unlink(missing_ok=True)
         else:
@@ -140,5 +140,5 @@ class ShardLog:
         path = self.path(start, stop)
         if not path.exists():
             path = self.retry_path(start, stop)
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        # confined to the work dir: a shard planted as a link out of it is not read
+        return json.loads(read_regular(path, max_bytes=MAX_SHARD_BYTES, root=self.root).decode("utf-8"))

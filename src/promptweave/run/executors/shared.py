@@ -18,8 +18,8 @@ class PrecomputedRetriever(Retriever):
 
     def __init__(self, original: Retriever, ids: Sequence[Sequence[int]]) -> None:
         self.__dict__.update(original.__dict__)
-        self.name = original.name
-        self.default_eos = original.default_eos
+        self.name = original.name  # type: ignore[misc]  # the original's, which may be its own instance value
+        self.default_eos = original.default_eos  # type: ignore[misc]
         self._settings = original.settings()
         self._ids = [list(x) for x in ids]
 
@@ -78,7 +78,7 @@ class BlockRows(Sequence):
         return {"refs": self.refs, "block": self.block, "n": self.n}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["refs"], state["block"], state["n"])
+        BlockRows.__init__(self, state["refs"], state["block"], state["n"])
 
 
 def in_blocks(ds: Any, put: Any, block: int) -> Any:

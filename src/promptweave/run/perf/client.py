@@ -20,7 +20,6 @@ from promptweave.models.openai_compat import ReplyOversize, TransportError
 from promptweave.run.perf.itl_store import ItlStore
 from promptweave.run.perf.measure import RequestResult, TokenCounter, failed, measure
 
-
 STAGGER = 0.001  # seconds between the starts of two workers of an unpaced level
 
 

@@ -215,9 +215,8 @@ def run_perf(cfg: Any, workdir: str | Path, *, datasets: Sequence[int] | None = 
     ``levels`` None: the model's ``batch_size`` (or ``options.concurrency``). ``progress(label, total)`` may
     return a callback told of each finished request.
     """
-    from promptweave.run.plan import plan_config
-
     from promptweave.compat.models import resolve_model_type
+    from promptweave.run.plan import plan_config
 
     workdir = Path(workdir)
     model_ids = list(models) if models is not None else list(range(len(cfg.models)))

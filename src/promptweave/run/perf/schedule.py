@@ -3,7 +3,7 @@
 ``request_rate`` is requests per second (below 0.001: no pacing, every request as soon as the concurrency allows).
 Gaps between sends are Gamma-distributed with shape ``burstiness`` (``traffic_cfg.burstiness``, default 1:
 Poisson arrivals) and mean ``1 / rate``; ``burstiness`` 0 gives evenly spaced (uniform) sends. Without a ramp the
-send times are scaled so the last is at ``n / rate``. ``ramp_up_strategy`` ``linear`` or ``exponential`` moves the
+send times are scaled so the last is at ``n / rate`` (plus the first gap: AISBench's clock starts at it). ``ramp_up_strategy`` ``linear`` or ``exponential`` moves the
 rate from ``ramp_up_start_rps`` to ``ramp_up_end_rps`` over the run. The concurrency cap applies on top: a request
 whose time has come waits for a free slot.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptweave.errors import PerfConfigError
+from promptweave.models.pacing import start_offsets
 
 _MIN_RATE = 0.001
 
@@ -58,30 +59,12 @@ def traffic_from(rate: Any, traffic_cfg: Any, seed: int = 0) -> Traffic:
 
 
 def send_offsets(traffic: Traffic, n: int) -> list[float] | None:
-    """Seconds from the run's start at which request ``i`` may go, or None when unpaced."""
+    """Seconds from the run's start at which request ``i`` may go, or None when unpaced: the schedule accuracy mode
+    paces AISBench service models with (``models/pacing.py``), seeded."""
     if not traffic.paced or n <= 0:
         return None
-    rng = random.Random(traffic.seed)
-    out: list[float] = []
-    t = 0.0
-    for i in range(n):
-        progress = i / max(n - 1, 1)
-        if traffic.ramp == "linear":
-            rate = traffic.ramp_start + (traffic.ramp_end - traffic.ramp_start) * progress
-        elif traffic.ramp == "exponential":
-            rate = (traffic.ramp_end if traffic.ramp_start <= 0 else
-                    traffic.ramp_start * (traffic.ramp_end / traffic.ramp_start) ** progress)
-        else:
-            rate = traffic.rate
-        if rate < 1e-9:
-            gap = 0.0
-        elif traffic.burstiness == 0:
-            gap = 1.0 / rate
-        else:
-            gap = rng.gammavariate(traffic.burstiness, 1.0 / (rate * traffic.burstiness))
-        t += gap
-        out.append(t)
-    if not traffic.ramp and out[-1] > 0:
-        scale = (n / traffic.rate) / out[-1]
-        out = [x * scale for x in out]
-    return out
+    cfg: dict[str, object] = {"burstiness": traffic.burstiness}
+    if traffic.ramp:
+        cfg.update(ramp_up_strategy=traffic.ramp, ramp_up_start_rps=traffic.ramp_start,
+                   ramp_up_end_rps=traffic.ramp_end)
+    return start_offsets(n, traffic.rate, cfg, random.Random(traffic.seed)) or None
