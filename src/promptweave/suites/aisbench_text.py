@@ -10,7 +10,8 @@ from typing import Any
 from promptweave.errors import EvaluationError
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator
-from promptweave.evaluate.postprocess import general_postprocess, xsum_postprocess
+from promptweave.evaluate.postprocess import general_postprocess
+from promptweave.suites.xsum import xsum_postprocess
 
 _PUNCT = re.compile("[" + re.escape(string.punctuation) + "]")
 
