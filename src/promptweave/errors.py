@@ -431,3 +431,24 @@ class UnimplementedKeyError(UnsupportedError):
 
 class UnknownConfigKeyWarning(PromptweaveWarning):
     """A dataset / model / eval config key that is in no reference's table of keys (a typo, or a newer release's)."""
+
+
+# -- perf mode (run/perf/: serving performance, streamed requests) ---------------------------------------------------
+class PerfError(RunError):
+    """A serving-performance run cannot go ahead: its model is not an OpenAI-protocol HTTP model, or a task's form
+    is not one streamed generation per row."""
+
+    code = "PW740"
+
+
+class PerfConfigError(ConfigError):
+    """A perf setting is out of range: ``request_rate`` / ``traffic_cfg``, ``--concurrency``, ``--requests``,
+    ``--duration`` or ``--synthetic``."""
+
+    code = "PW741"
+
+
+class PerfAllFailedError(PerfError):
+    """Every request of a perf run failed, so there is nothing to measure; the first failure is named."""
+
+    code = "PW742"

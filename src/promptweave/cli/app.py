@@ -47,7 +47,7 @@ def _root(
 quiet_flag_types()  # no '<bool>' after on/off flags in any --help
 
 # Each module registers its commands on ``app`` when imported.
-_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report", "spread", "data")
+_COMMAND_MODULES = ("view", "conformance", "run", "lve", "lint", "report", "spread", "data", "perf")
 
 for _name in _COMMAND_MODULES:
     _modname = f"promptweave.cli.{_name}"

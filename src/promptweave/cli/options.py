@@ -7,7 +7,8 @@ command that runs a config is one ``Flag`` in ``FLAGS`` (and its field in ``RunO
 - ``select``: which datasets, models and rows (run, spread, lint);
 - ``policy``: what the config may read and run (run, spread, lint);
 - ``scoring``: what scoring may use, the code sandbox and the judge (run, spread, lint: lint makes run's checks);
-- ``execute``: how the tasks run and where they write (run, spread; lint sends nothing).
+- ``execute``: how the tasks run and where they write (run, spread; lint sends nothing);
+- ``mode``: what a run measures, answers or serving performance (run).
 """
 from __future__ import annotations
 
@@ -92,8 +93,11 @@ FLAGS: tuple[Flag, ...] = (
          "run_cfg.num_gpus).", "execute", "num_gpus", extra={"min": 0}),
     Flag("num_cpus", Optional[float], None, ("--num-cpus",), "Ray: CPUs per replica (default: the model's "
          "run_cfg.num_cpus, else 1; 0 for API models).", "execute", "num_cpus", extra={"min": 0}),
+    Flag("mode", str, "accuracy", ("--mode",), "accuracy (default: answers and scores) or perf (serving "
+         "performance: streamed requests at the model's batch_size and request_rate, AISBench's performances/ "
+         "files; see also `promptweave perf`).", "mode", "mode"),
 )
-GROUPS = ("select", "policy", "scoring", "execute")
+GROUPS = ("select", "policy", "scoring", "execute", "mode")
 
 
 def flags(*groups: str) -> list[Flag]:

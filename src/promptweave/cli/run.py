@@ -12,7 +12,7 @@ from promptweave.run.options import RunOptions
 
 
 @app.command("run")
-@run_options("select", "policy", "scoring", "execute")
+@run_options("select", "policy", "scoring", "execute", "mode")
 def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or .json)."), *,
             opts: RunOptions) -> None:
     """Send each dataset's prompts to each model, score the answers, write predictions and results."""
@@ -24,6 +24,10 @@ def run_cmd(config: Path = typer.Argument(..., help="Config file (.py, .yaml or 
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
+    if opts.mode == "perf" and not opts.dry_run:  # perf hook: serving performance (run/perf/), one library call
+        from promptweave.cli.perf import run_perf_mode
+
+        return run_perf_mode(config, opts, console, err)
 
     def planned(result: Any) -> None:
         print_warnings(err, result.warnings)

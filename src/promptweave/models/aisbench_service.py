@@ -117,6 +117,19 @@ class AISBenchServiceModel(OpenAICompatModel):
                              field="models[].model", value="") from None
         return self.model
 
+    def served_model(self) -> str:
+        return self._served_model()
+
+    def stream_request(self, item: Any, params: GenerationParams) -> tuple[str, dict]:
+        """The body accuracy mode sends, with streaming forced on as a ``...Stream`` class sends it."""
+        was, self.stream = self.stream, True
+        try:
+            if isinstance(item, str) and self.endpoint == "completions":
+                return self.completion_request(item, params)
+            return self.chat_request(item, params)
+        finally:
+            self.stream = was
+
     def run_batch(self, kind: str, items: Sequence[Any], params: GenerationParams | None = None,
                   on_result: Callable[[int, Any], None] | None = None,
                   on_error: Callable[[int, ModelError], None] | None = None,

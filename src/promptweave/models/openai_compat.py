@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from promptweave.errors import EndpointDownError, ModelError
+from promptweave.models.arrivals import ArrivalLog
 from promptweave.models.base import Capabilities, GenerationParams, Message
 from promptweave.models.rate_limit import Clock, RateLimiter, SystemClock
 from promptweave.models.reply_limits import ReplyLimits, ReplyTooLarge, inflate, loads
@@ -221,6 +222,25 @@ class OpenAICompatModel:
         # max_tokens=1 rather than 0: several servers reject 0; the one generated token is dropped
         return "/completions", {"model": self.model, "prompt": text, "max_tokens": 1, "echo": True,
                                 "logprobs": 1, "temperature": 0.0, **self.extra_body}
+
+    def stream_request(self, item: Any, params: GenerationParams) -> tuple[str, dict]:
+        """The streamed request for ``item`` (a message list, or a text prompt), as a serving benchmark sends
+        it: this model's own body with ``stream`` on and the usage asked for in the last event."""
+        if isinstance(item, str) and self.endpoint == "completions":
+            path, body = self.completion_request(item, params)
+        else:
+            path, body = self.chat_request(item, params)
+        return path, {**body, "stream": True, "stream_options": {"include_usage": True}}
+
+    def served_model(self) -> str:
+        """The model name requests carry (a subclass may ask the server for it)."""
+        return self.model
+
+    def http_client(self, connections: int) -> "_HTTP":
+        """This model's HTTP client (headers, key, reply limits) with room for ``connections`` connections;
+        its ``post(url, body, log)`` fills an :class:`~promptweave.models.arrivals.ArrivalLog`. Close it with
+        ``await client.aclose()``."""
+        return self._client(connections)
 
     def decode_reply(self, resp: "_Reply", path: str, body: dict) -> Any:
         """The value of a 200 reply to ``body`` (its JSON; a subclass may read another framing, e.g. an event
@@ -592,12 +612,16 @@ class _Conn(asyncio.Protocol):
         self._need = 0
         self._chunks: list[bytes] = []
         self.origin: tuple[str, str, int] | None = None
+        self._log: ArrivalLog | None = None  # the request's timing record, when the caller asked for one
 
     # -- asyncio callbacks -----------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        log = self._log
+        if log is not None:  # the arrival time first, before any parsing
+            log.times.append(time.perf_counter())
         if self._waiter is None:  # bytes nobody asked for: the connection cannot be trusted any more
             self.close()
             return
@@ -611,6 +635,18 @@ class _Conn(asyncio.Protocol):
             self._fail(exc)
         except Exception as exc:  # noqa: BLE001 - e.g. MemoryError: the request must still be settled
             self._fail(ReadError(f"the reply could not be read: {type(exc).__name__}: {exc}"))
+        if log is not None:
+            log.offsets.append(self._body_seen() if self._waiter is not None else ArrivalLog.END)
+            if self._waiter is None:
+                self._log = None
+
+    def _body_seen(self) -> int:
+        """Body bytes of the current reply received so far (framing removed): an offset into the body."""
+        if self._head is None:
+            return 0
+        if self._framing in ("chunked", "trailer"):
+            return self._got + (min(len(self._buf), self._need) if self._need > 0 else 0)
+        return len(self._buf)
 
     def eof_received(self) -> bool:
         return False  # close the transport; connection_lost settles a pending reply
@@ -627,8 +663,11 @@ class _Conn(asyncio.Protocol):
             self._fail(ReadError(f"the connection closed in the middle of the reply ({exc or 'end of stream'})"))
 
     # -- request ----------------------------------------------------------------
-    def request(self, data: bytes, due: float | None = None) -> asyncio.Future:
-        """Send ``data``; the future settles with the reply, or fails at ``due`` (loop time) at the latest."""
+    def request(self, data: bytes, due: float | None = None, log: ArrivalLog | None = None) -> asyncio.Future:
+        """Send ``data``; the future settles with the reply, or fails at ``due`` (loop time) at the latest.
+
+        With ``log``, the time just before the write and each read's arrival time and body offset are recorded.
+        """
         fut = self._loop.create_future()
         self._waiter = fut
         self._buf.clear()
@@ -638,6 +677,9 @@ class _Conn(asyncio.Protocol):
         self._last = self._loop.time()
         self._due = due if due is not None else self._last + self._limits.total
         self._timer = self._loop.call_at(min(self._last + self._timeout, self._due), self._on_timer)
+        self._log = log
+        if log is not None:
+            log.sent = time.perf_counter()
         self.transport.write(data)  # type: ignore[union-attr]
         return fut
 
@@ -659,6 +701,7 @@ class _Conn(asyncio.Protocol):
 
     def _fail(self, exc: TransportError) -> None:
         waiter, self._waiter = self._waiter, None
+        self._log = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -840,14 +883,14 @@ class _HTTP:
         self._open.add(conn)
         return conn
 
-    async def post(self, url: str, body: Any) -> _Reply:
+    async def post(self, url: str, body: Any, log: ArrivalLog | None = None) -> _Reply:
         try:
             data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the data: send it \u-escaped
             data = json.dumps(body, ensure_ascii=True).encode("ascii")
         origin, head = self._target(url)
         payload = b"%b%d\r\n\r\n%b" % (head, len(data), data)
-        return await self._send(origin, payload)
+        return await self._send(origin, payload, log)
 
     async def get(self, url: str) -> _Reply:
         """A GET of ``url`` under the same limits (the served-model lookup)."""
@@ -858,7 +901,7 @@ class _HTTP:
             path, host_line, self._headers.encode("latin-1"))
         return await self._send((scheme, host, port), payload)
 
-    async def _send(self, origin: tuple[str, str, int], payload: bytes) -> _Reply:
+    async def _send(self, origin: tuple[str, str, int], payload: bytes, log: ArrivalLog | None = None) -> _Reply:
         due = asyncio.get_running_loop().time() + self._limits.total
         conn = None
         while self._free:
@@ -870,7 +913,7 @@ class _HTTP:
         if conn is None:
             conn = await self._connect(origin)
         try:
-            reply = await conn.request(payload, due)
+            reply = await conn.request(payload, due, log)
         except BaseException:
             self._drop(conn)
             raise
@@ -1003,6 +1046,12 @@ def _uvloop_run() -> Any:
 def _run_loop(coro: Awaitable[Any]) -> Any:
     run = _uvloop_run()
     return run(coro) if run is not None else asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def run_sync(coro: Awaitable[Any]) -> Any:
+    """Run a coroutine to completion on this client's event loop (uvloop when installed), also when the caller
+    already runs an event loop."""
+    return _run_sync(coro)
 
 
 def _run_sync(coro: Awaitable[Any]) -> Any:

@@ -136,12 +136,13 @@ def build_report(workdir: str | Path, *, title: str | None = None) -> str:
     heads = headline(wd)
     scores = svg.bar_chart([(f"{d} · {m}", mod, v) for d, mod, m, v in heads],
                            title="headline score per dataset, one bar per model")
+    from promptweave.report.perf_page import perf_section  # perf hook: serving performance, when DIR holds it
     from promptweave.report.spread import spread_section  # the format spread, when DIR holds one
 
     return _template().render(
         title=title or f"promptweave report · {wd.path.name}", mode="single", generated=_now(),
         table=score_table(wd), intervals=interval_rows(wd), runs=[_run_view(wd, index, blobs, charts, scores)],
-        spread=spread_section(wd.path),
+        spread=spread_section(wd.path) + perf_section(wd.path),
         css=_asset("report.css"), js=_asset("report.js"),
         index_json=_script_json({"mode": "single", "runs": [{"tasks": index}], "wire_roles": dict(OPENAI_ROLES)}),
         deltas=[])

@@ -76,3 +76,55 @@ def histogram(values: Sequence[int], *, title: str, bins: int = 20, unit: str = 
     out.append(f'<text x="{pad + w / 2}" y="{h + 36}" text-anchor="middle">median {med} · n={len(values)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def line_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], *, title: str, x_label: str,
+               y_label: str, log_x: bool = False) -> str:
+    """Lines of ``(x, y)`` points, one per named series, on shared axes (x on a log scale when ``log_x``),
+    each point with its value as a tooltip."""
+    import math
+
+    pts = [(x, y) for _, line in series for x, y in line if math.isfinite(x) and math.isfinite(y)]
+    if not pts:
+        return ""
+    w, h, left, top, bottom = 420, 180, 60, 24, 40
+
+    def fx(x: float) -> float:
+        return math.log10(x) if log_x and x > 0 else x
+
+    xs = [fx(x) for x, _ in pts]
+    x0, x1 = min(xs), max(xs)
+    y1 = max(y for _, y in pts) or 1.0
+    span = (x1 - x0) or 1.0
+
+    def px(x: float) -> float:
+        return left + (fx(x) - x0) / span * w
+
+    def py(y: float) -> float:
+        return top + h - (y / y1) * h
+
+    out = [(f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
+            f'width="{left + w + 160}" height="{top + h + bottom}">'),
+           f'<text x="4" y="14" class="t">{escape(title)}</text>',
+           f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" stroke="#888"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + h}" stroke="#888"/>',
+           f'<text x="{left - 4}" y="{top + 4}" text-anchor="end">{escape(f"{y1:.4g}")}</text>',
+           f'<text x="{left - 4}" y="{top + h}" text-anchor="end">0</text>',
+           f'<text x="{left + w / 2}" y="{top + h + 32}" text-anchor="middle">{escape(x_label)}</text>',
+           f'<text x="4" y="{top + h / 2}" class="g">{escape(y_label)}</text>']
+    for x in sorted({x for x, _ in pts}):
+        out.append(f'<text x="{px(x):.1f}" y="{top + h + 16}" text-anchor="middle">{escape(f"{x:g}")}</text>')
+    for k, (name, line) in enumerate(series):
+        colour = _PALETTE[k % len(_PALETTE)]
+        good = sorted((x, y) for x, y in line if math.isfinite(x) and math.isfinite(y))
+        if not good:
+            continue
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in good)
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
+        for x, y in good:
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}">'
+                       f'<title>{escape(name)} @ {escape(f"{x:g}")}: {escape(f"{y:.4g}")}</title></circle>')
+        out.append(f'<rect x="{left + w + 12}" y="{top + 16 * k}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{left + w + 26}" y="{top + 9 + 16 * k}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "".join(out)

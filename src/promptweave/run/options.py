@@ -13,6 +13,7 @@ from promptweave.errors import RunOptionsError
 ON_ROW_ERROR = ("wrong", "skip", "fail")
 CODE_SANDBOXES = ("bwrap", "rlimits")
 EXECUTORS = ("local", "ray")
+MODES = ("accuracy", "perf")
 
 
 @dataclass
@@ -63,6 +64,9 @@ class RunOptions:
     """Ray: GPUs per replica."""
     num_cpus: float | None = None
     """Ray: CPUs per replica."""
+    mode: str = "accuracy"
+    """``accuracy`` (answers and scores: ``evaluate_config``) or ``perf`` (serving performance: ``run --mode perf``
+    calls ``promptweave.run.perf.run_perf``)."""
 
     def __post_init__(self) -> None:
         self.workdir = Path(self.workdir)
@@ -73,7 +77,7 @@ class RunOptions:
         """Each value is one the run can take (PW180, naming the flag), before anything is read."""
         for name, value, allowed in (("on-row-error", self.on_row_error, ON_ROW_ERROR),
                                      ("code-sandbox", self.code_sandbox, CODE_SANDBOXES),
-                                     ("executor", self.executor, EXECUTORS)):
+                                     ("executor", self.executor, EXECUTORS), ("mode", self.mode, MODES)):
             if value not in allowed:
                 raise RunOptionsError(f"unknown --{name}", field=f"--{name}", value=value,
                                       expected=" or ".join(allowed))

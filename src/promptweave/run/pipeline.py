@@ -206,6 +206,11 @@ def evaluate_config(config: str | Path | Config, options: RunOptions | None = No
     warnings) before anything runs.
     """
     options = options or RunOptions()
+    if options.mode == "perf" and not options.dry_run:
+        from promptweave.errors import RunOptionsError
+
+        raise RunOptionsError("evaluate_config scores answers; measure serving performance with "
+                              "promptweave.run.perf.run_perf (run --mode perf)", field="--mode", value="perf")
     noticed: list[str] = []
     with collected_warnings(noticed):
         run = open_run(config, options)

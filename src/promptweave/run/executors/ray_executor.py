@@ -124,6 +124,10 @@ class RayExecutor:
         self.t0 = 0.0
 
     # ------------------------------------------------------------------ cluster
+    def connect(self) -> Any:
+        """The ``ray`` module, connected (``--address``) or with a local instance started, as a run connects."""
+        return self._connect()
+
     def _connect(self) -> Any:
         try:
             import ray
