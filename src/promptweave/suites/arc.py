@@ -32,7 +32,9 @@ def arc(ctx: LoadContext, path: str, name: str | None = None) -> Splits:
     if found.is_dir():
         if not name:
             raise ctx.fail("ARCDataset over a folder needs name (e.g. 'ARC-c')", where="name")
-        return {split: _arc_file(ctx, ctx.member(found, f"{name}-{split}.jsonl")) for split in ("Dev", "Test")}
+        splits = ("Dev", "Test")
+        return {split: _arc_file(ctx, f)
+                for split, f in zip(splits, ctx.members(found, *[f"{name}-{s}.jsonl" for s in splits]))}
     return _arc_file(ctx, found)
 
 

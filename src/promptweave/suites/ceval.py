@@ -6,10 +6,9 @@ from promptweave.data.loaders.base import LoadContext, Splits, csv_records, rows
 
 def ceval(ctx: LoadContext, path: str, name: str, local_mode: bool = False) -> Splits:
     """``<path>/{dev,val,test}/<name>_<split>.csv`` with a header; ``explanation``/``answer`` default to ''."""
-    root = ctx.find(path, local_mode=local_mode)
+    splits = ("dev", "val", "test")
     out = {}
-    for split in ("dev", "val", "test"):
-        f = ctx.member(root, split, f"{name}_{split}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}_{s}.csv" for s in splits], local_mode=local_mode)):
         recs = csv_records(f)
         header = recs[0][1] if recs else []
         items = []

@@ -10,10 +10,8 @@ from promptweave.data.sources import Split
 
 def commonsenseqa(ctx: LoadContext, path: str) -> Splits:
     """``train_rand_split.jsonl`` -> train, ``dev_rand_split.jsonl`` -> validation; five choices A-E."""
-    root = ctx.find(path)
     out = {}
-    for split, stub in (("train", "train_rand_split.jsonl"), ("validation", "dev_rand_split.jsonl")):
-        f = ctx.member(root, stub)
+    for split, f in zip(("train", "validation"), ctx.files(path, ["train_rand_split.jsonl", "dev_rand_split.jsonl"])):
         items = []
         for loc, line in jsonl(f):
             need(ctx, line, ("question", "answerKey"), file=f, where=loc)

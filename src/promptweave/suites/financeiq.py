@@ -9,10 +9,9 @@ from promptweave.data.loaders.classify import table
 
 def financeiq(ctx: LoadContext, path: str, name: str) -> Splits:
     """Per split one CSV with a header and seven columns: (id, question, A, B, C, D, answer)."""
-    root = ctx.find(path, local_mode=True)
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.csv" for s in splits], local_mode=True)):
         items = []
         for loc, rec in csv_records(f)[1:]:
             if len(rec) != 7:

@@ -15,10 +15,9 @@ from promptweave.evaluate.evaluators import RowEvaluator
 
 def gsm8k(ctx: LoadContext, path: str) -> Splits:
     """``<path>/train.jsonl`` and ``<path>/test.jsonl``, rows as stored (question / answer)."""
-    root = ctx.find(path)
+    splits = ("train", "test")
     out = {}
-    for split in ("train", "test"):
-        f = ctx.member(root, f"{split}.jsonl")
+    for split, f in zip(splits, ctx.files(path, [f"{s}.jsonl" for s in splits])):
         out[split] = rows(((loc, dict(need(ctx, r, (), file=f, where=loc))) for loc, r in jsonl(f)), f)
     return out
 

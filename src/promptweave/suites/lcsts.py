@@ -11,11 +11,10 @@ from promptweave.data.sources import text_lines
 
 def lcsts(ctx: LoadContext, path: str) -> Splits:
     """``test.src.txt`` and ``test.tgt.txt``, line by line: content and abst (stripped)."""
-    root = ctx.find(path)
-    src = text_lines(ctx.member(root, "test.src.txt"))
-    tgt = text_lines(ctx.member(root, "test.tgt.txt"))
+    src_f, tgt_f = ctx.files(path, ["test.src.txt", "test.tgt.txt"])
+    src, tgt = text_lines(src_f), text_lines(tgt_f)
     return rows(((f"line {i + 1}", {"content": s.strip(), "abst": t.strip()})
-                 for i, (s, t) in enumerate(zip(src, tgt))), root / "test.src.txt")
+                 for i, (s, t) in enumerate(zip(src, tgt))), src_f)
 
 
 

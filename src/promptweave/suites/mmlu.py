@@ -24,9 +24,9 @@ def mmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
 
 
 def _mmlu_csv(ctx: LoadContext, root: Path, name: str) -> Splits:
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}_{split}.csv")
+    for split, f in zip(splits, ctx.members(root, *[f"{s}/{name}_{s}.csv" for s in splits])):
         out[split] = rows(((loc, dict(zip(("input", "A", "B", "C", "D", "target"), _fields(ctx, r, 6, f, loc))))
                            for loc, r in csv_records(f)), f)
     return out
@@ -39,10 +39,9 @@ def mmlu_arabic(ctx: LoadContext, path: str, name: str) -> Splits:
 
 def cmmlu(ctx: LoadContext, path: str, name: str, **_: Any) -> Splits:
     """``<path>/{dev,test}/<name>.csv`` with a header: index, question, A-D, answer."""
-    root = ctx.find(path)
+    splits = ("dev", "test")
     out = {}
-    for split in ("dev", "test"):
-        f = ctx.member(root, split, f"{name}.csv")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.csv" for s in splits])):
         recs = csv_records(f)[1:]
         out[split] = rows(((loc, dict(zip(("question", "A", "B", "C", "D", "answer"),
                                           _fields(ctx, r, 7, f, loc)[1:]))) for loc, r in recs), f)

@@ -7,10 +7,9 @@ from promptweave.data.loaders.choice import ABCD
 
 def race(ctx: LoadContext, path: str, name: str) -> Splits:
     """``<path>/{validation,test}/<name>.jsonl`` (name: ``high`` / ``middle``)."""
-    root = ctx.find(path)
+    splits = ("validation", "test")
     out = {}
-    for split in ("validation", "test"):
-        f = ctx.member(root, split, f"{name}.jsonl")
+    for split, f in zip(splits, ctx.files(path, [f"{s}/{name}.jsonl" for s in splits])):
         items = []
         for loc, line in jsonl(f):
             need(ctx, line, ("article", "question", "options", "answer"), file=f, where=loc)

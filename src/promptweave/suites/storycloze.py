@@ -10,10 +10,8 @@ from promptweave.data.loaders.classify import json_records, mapped, table
 
 
 def _storycloze(ctx: LoadContext, path: str, lang: str, *, letter: bool) -> list[tuple[str, dict[str, Any]]]:
-    root = ctx.find(path)
     items = []
-    for split in ("train", "eval"):
-        f = ctx.member(root, f"{lang}_{split}.jsonl")
+    for f in ctx.files(path, [f"{lang}_{s}.jsonl" for s in ("train", "eval")]):
         for loc, r in json_records(ctx, f):
             sentences = [f"input_sentence_{i}" for i in range(1, 5)]
             need(ctx, r, sentences + (["answer_right_ending"] if letter else []), file=f, where=loc)

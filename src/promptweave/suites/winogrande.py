@@ -38,9 +38,9 @@ def winogrande_v2(ctx: LoadContext, path: str) -> Splits:
 
 def winogrande_v3(ctx: LoadContext, path: str) -> Splits:
     """As WinograndeDatasetV2 over two splits: ``train_xs.jsonl`` (in-context examples) and ``dev.jsonl``."""
-    root = ctx.find(path)
-    return {split: _winogrande_file(ctx, ctx.member(root, f"{split}.jsonl"), letter=True)
-            for split in ("train_xs", "dev")}
+    splits = ("train_xs", "dev")
+    return {split: _winogrande_file(ctx, f, letter=True)
+            for split, f in zip(splits, ctx.files(path, [f"{s}.jsonl" for s in splits]))}
 
 
 LOADERS = {

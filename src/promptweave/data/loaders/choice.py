@@ -20,7 +20,7 @@ ABCD = "ABCD"
 
 def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple[str, dict[str, Any], int]]]:
     """``<stem>.jsonl`` beside ``<stem>-labels.lst`` (one integer label per line), zipped."""
-    data_f, label_f = ctx.member(root, f"{stem}.jsonl"), ctx.member(root, f"{stem}-labels.lst")
+    data_f, label_f = ctx.members(root, f"{stem}.jsonl", f"{stem}-labels.lst")
     data = jsonl(data_f)
     labels = [ln for ln in _lines(label_f) if ln.strip()]
     if len(data) != len(labels):
@@ -37,7 +37,8 @@ def _labelled(ctx: LoadContext, root: Path, stem: str) -> tuple[Path, list[tuple
 
 def labelled_splits(ctx: LoadContext, path: str, convert) -> Splits:
     """train/dev ``.jsonl`` + ``-labels.lst`` pairs (dev -> validation), each row made by ``convert(f, loc, row, label)``."""
-    root = ctx.find(path)
+    names = [f"{stem}{end}" for stem in ("train", "dev") for end in (".jsonl", "-labels.lst")]
+    root = ctx.files(path, names)[0].parent  # all four named at once when some are missing
     out = {}
     for split, stem in (("train", "train"), ("validation", "dev")):
         f, items = _labelled(ctx, root, stem)

@@ -27,10 +27,8 @@ def examples(ctx: LoadContext, f: Path) -> Splits:
 
 
 def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], first_in: str) -> Splits:
-    root = ctx.find(path)
     out = {}
-    for split in splits:
-        f = ctx.member(root, pattern.format(split=split))
+    for split, f in zip(splits, ctx.files(path, [pattern.format(split=s) for s in splits])):
         items = []
         for loc, rec in csv_records(f, delimiter="\t"):
             if len(rec) != 2:
@@ -45,10 +43,9 @@ def qa_tsv(ctx: LoadContext, path: str, pattern: str, splits: tuple[str, str], f
 
 
 def qa_jsonl(ctx: LoadContext, path: str, pattern: str, first_in: str | None) -> Splits:
-    root = ctx.find(path)
+    splits = ("validation", "train")
     out = {}
-    for split in ("validation", "train"):
-        f = ctx.member(root, pattern.format(split=split))
+    for split, f in zip(splits, ctx.files(path, [pattern.format(split=s) for s in splits])):
         items = []
         for loc, doc in jsonl(f):
             row = dict(need(ctx, doc, ("answer",) if split == first_in else (), file=f, where=loc))
