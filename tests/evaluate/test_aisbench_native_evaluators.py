@@ -51,8 +51,9 @@ def test_native_gives_what_aisbench_gave(name):
     same(native(name, CASES[name]), RECORDED[name])
 
 
-@pytest.mark.skipif(reference_venv() is None, reason="needs $PROMPTWEAVE_AIS_FULL_VENV: AISBench installed with its "
-                                                     "dependencies (a live re-check of the record)")
+@pytest.mark.skipif(reference_venv() is None, reason="re-checking the AISBench record needs AISBench installed with "
+                                                     "its dependencies in a venv named by $PROMPTWEAVE_AIS_FULL_VENV "
+                                                     "(the comparison with the record ran above)")
 def test_the_record_is_what_aisbench_does_now():
     assert run_reference(reference_venv()) == RECORDED
 

@@ -53,7 +53,7 @@ def test_report_of_two_work_dirs_compares_them(workdir, workdir_b):
     page.feed(out.read_text(encoding="utf-8"))
     a, b = _accuracy(workdir), _accuracy(workdir_b)
     row = next(r for r in page.rows if r[:3] == ["science_mc", "served-chat", "accuracy"])
-    assert row[3:] == [f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}"] and a != b
+    assert row[3:6] == [f"{a:.2f}", f"{b:.2f}", f"{b - a:+.2f}"] and a != b
     index = json.loads(page.index)
     assert index["mode"] == "compare" and len(index["runs"]) == 2
     changed = next(c for c in index["changes"] if (c["model"], c["dataset"]) == ("served-chat", "science_mc"))

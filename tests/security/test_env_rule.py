@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -80,6 +80,9 @@ def test_ordinary_names(name):
        marker=st.sampled_from(CREDENTIAL_MARKERS), lower=st.booleans())
 def test_any_name_holding_a_marker_is_refused_unless_allowed(prefix, suffix, marker, lower):
     name = f"X{prefix}{marker}{suffix}"
+    # words that hold a marker but name no credential are read freely, by design (docs/secrets.md)
+    assume(not any(w in name.upper() for w in ("TOKENIZER", "COMPASS", "PASSAGE", "BYPASS", "PASSTHROUGH",
+                                                 "SURPASS", "AUTHOR")))
     name = name.lower() if lower else name
     assert looks_secret(name)
     with env_policy():
