@@ -220,11 +220,16 @@ def _constrained(s: str, a: Mapping[str, Any]) -> bool:
     return any(opt in s for opt in YES_NO_MAYBE)
 
 
-def _highlights(s: str, a: Mapping[str, Any]) -> bool:
-    (n,) = _need(a, "num_highlights")
+def highlighted_sections(s: str) -> int:
+    """``*highlighted*`` and ``**highlighted**`` sections with text in them (PMMEval's MIFEval counts them alike)."""
     single = [h for h in re.findall(r"\*[^\n\*]*\*", s) if h.strip("*").strip()]
     double = [h for h in re.findall(r"\*\*[^\n\*]*\*\*", s) if h[2:-2].strip()]
-    return len(single) + len(double) >= n
+    return len(single) + len(double)
+
+
+def _highlights(s: str, a: Mapping[str, Any]) -> bool:
+    (n,) = _need(a, "num_highlights")
+    return highlighted_sections(s) >= n
 
 
 def _sections(s: str, a: Mapping[str, Any]) -> bool:
@@ -235,6 +240,11 @@ def _sections(s: str, a: Mapping[str, Any]) -> bool:
 
 
 def _json(s: str, a: Mapping[str, Any]) -> bool:
+    return is_json_reply(s)
+
+
+def is_json_reply(s: str) -> bool:
+    """The reply is JSON, once a Markdown code fence around it is taken off."""
     v = s.strip()
     for prefix in ("```json", "```Json", "```JSON", "```"):
         v = v.removeprefix(prefix)
@@ -251,6 +261,11 @@ def _title(s: str, a: Mapping[str, Any]) -> bool:
 
 
 def _two_responses(s: str, a: Mapping[str, Any]) -> bool:
+    return two_different_responses(s)
+
+
+def two_different_responses(s: str) -> bool:
+    """Exactly two non-empty responses separated by ``******``, and not the same."""
     parts = s.split("******")
     kept = []
     for i, part in enumerate(parts):

@@ -14,7 +14,6 @@ prediction file is a list; both forms are accepted.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from promptweave.evaluate import safe_regex
 from promptweave.evaluate.context import EvalContext, Scores
 from promptweave.evaluate.evaluators import Evaluator, check_lengths, need_package
 from promptweave.evaluate.extras import note_missing
+from promptweave.suites.ifeval import highlighted_sections, is_json_reply, two_different_responses
 
 # -- postprocessors -----------------------------------------------------------------------------------------------
 
@@ -271,32 +271,15 @@ def _lang_table(table: Mapping[str, Any], lang: str, what: str) -> Any:
 
 
 def _two_responses(s: str, **_: Any) -> bool:
-    parts = s.split("******")
-    kept = []
-    for i, part in enumerate(parts):
-        if part.strip():
-            kept.append(part)
-        elif i not in (0, len(parts) - 1):
-            return False
-    return len(kept) == 2 and kept[0].strip() != kept[1].strip()
+    return two_different_responses(s)
 
 
 def _highlights(s: str, num_highlights: int, **_: Any) -> bool:
-    single = [h for h in re.findall(r"\*[^\n\*]*\*", s) if h.strip("*").strip()]
-    double = [h for h in re.findall(r"\*\*[^\n\*]*\*\*", s) if h[2:-2].strip()]
-    return len(single) + len(double) >= num_highlights
+    return highlighted_sections(s) >= num_highlights
 
 
 def _json_format(s: str, **_: Any) -> bool:
-    v = s.strip()
-    for prefix in ("```json", "```Json", "```JSON", "```"):
-        v = v.removeprefix(prefix)
-    v = v.removesuffix("```").strip()
-    try:
-        json.loads(v)
-    except ValueError:
-        return False
-    return True
+    return is_json_reply(s)
 
 
 def _postscript(s: str, postscript_marker: str, **_: Any) -> bool:
