@@ -346,3 +346,33 @@ def test_whatever_the_program_writes_a_wrong_answer_fails_the_relayed_check(junk
     program = (f"import os\nJUNK = {blob!r}\ndef add(x, y):\n    for fd in range(64):\n        try:\n"
                "            os.write(fd, JUNK)\n        except OSError:\n            pass\n    return x - y\n")
     assert _humaneval([program]) == [False]
+
+
+def _harness_typed_equal():
+    """The harness's own copy of the type-aware equality, taken from the script text the sandbox runs."""
+    import re
+
+    from promptweave.evaluate.code_harness import HARNESS
+
+    src = re.search(r"^def _typed_equal\(a, b\):\n(?:(?:    .*)?\n)+", HARNESS, re.M)
+    assert src is not None
+    scope: dict = {}
+    exec(src.group(0), scope)  # noqa: S102 - our own harness text, not model code
+    return scope["_typed_equal"]
+
+
+_plain = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, width=16)
+                      | st.text(max_size=2),
+                      lambda kids: st.lists(kids, max_size=3) | st.tuples(kids, kids)
+                      | st.dictionaries(st.text(max_size=2), kids, max_size=2) | st.frozensets(st.integers(0, 3)),
+                      max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_plain, b=_plain)
+def test_the_sandbox_and_the_judge_compare_alike(a, b) -> None:
+    from promptweave.evaluate.code_verdict import type_aware_equal
+
+    harness_equal = _harness_typed_equal()
+    assert harness_equal(a, b) == type_aware_equal(a, b)
+    assert harness_equal(a, a) == type_aware_equal(a, a)

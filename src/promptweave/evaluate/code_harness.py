@@ -109,6 +109,8 @@ def _send(v):
         enc = {"o": str(type(v).__name__)[:100]}
     _out({"v": enc})
 
+# the sandbox's copy of code_verdict.type_aware_equal (this script imports nothing of promptweave's); a test holds
+# the two to the same answers
 def _typed_equal(a, b):
     if type(a) is not type(b):
         return False
